@@ -1,0 +1,3 @@
+from journal_index.cli import main
+
+main()

@@ -1,0 +1,336 @@
+"""The command line: each command parses arguments, opens the store, calls one library function.
+
+Errors the user can fix are one line on stderr and a non-zero exit: ``click.UsageError``
+(exit 2) for malformed arguments, ``click.ClickException`` (exit 1) for everything else.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+import click
+import orjson
+
+from journal_index import indexer, query, render
+from journal_index.config import ConfigError, default_db_path, default_sessions_roots
+from journal_index.redact import redact_with_hits
+from journal_index.scope import ScopeError, resolve_scope
+from journal_index.status import status
+from journal_index.store import Store, StoreError, open_store, recover, remove_db_files
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def emit_json(data: Any) -> None:
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+
+
+class App:
+    """What every command needs: the index path, the session roots, an open store."""
+
+    def __init__(self, db: str | None, sessions: tuple[str, ...]) -> None:
+        self.db_path = str(Path(db).expanduser()) if db else str(default_db_path())
+        self.roots = [Path(s).expanduser() for s in sessions] if sessions else default_sessions_roots()
+        self._store: Store | None = None
+
+    def store(self) -> Store:
+        if self._store is None:
+            try:
+                self._store = open_store(self.db_path)
+            except StoreError as exc:
+                raise click.ClickException(str(exc)) from None
+        return self._store
+
+    def recover(self, reason: str) -> Store:
+        self._store = recover(self.store(), reason)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def existing_roots(self) -> list[Path]:
+        missing = [r for r in self.roots if not r.is_dir()]
+        if missing:
+            raise click.ClickException(
+                f"session folder {missing[0]} does not exist; pass --sessions DIR, or set "
+                "JOURNAL_INDEX_SESSIONS or PI_CODING_AGENT_DIR"
+            )
+        return self.roots
+
+    def ensure_indexed(self) -> None:
+        """A brand-new (or rebuilt) index is filled from the session roots before a query."""
+        store = self.store()
+        if store.value("SELECT count(*) FROM files", default=0) == 0:
+            roots = [r for r in self.roots if r.is_dir()]
+            if roots:
+                indexer.index_files(store, indexer.discover(roots))
+
+
+def with_app(func: F) -> F:
+    """Pass the App, and turn library errors into one-line CLI errors."""
+
+    @click.pass_obj
+    @functools.wraps(func)
+    def wrapper(app: App, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(app, *args, **kwargs)
+        except (query.QueryError, ScopeError, ConfigError) as exc:
+            raise click.ClickException(str(exc)) from None
+        except apsw.BusyError:
+            raise click.ClickException("the index is busy (another process holds a write lock); "
+                                       "retry in a moment") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
+
+
+def filter_options(func: F) -> F:
+    """--cwd, --scope, --session, --since, --until, --kind: the same everywhere."""
+    options = [
+        click.option("--cwd", type=click.Path(file_okay=False), default=None,
+                     help="Folder the project root is derived from (default: the current folder)."),
+        click.option("--scope", type=click.Choice(["session", "project", "global"]), default="project",
+                     show_default=True, help="Which sessions to search."),
+        click.option("--session", "session_id", default=None, help="A session id (scope 'session')."),
+        click.option("--since", default=None, help="From this time: 2026-09-01 (local day) or ISO-8601."),
+        click.option("--until", default=None, help="Up to this time: 2026-09-30 (whole local day) or ISO-8601."),
+        click.option("--kind", "kinds", multiple=True, type=click.Choice(query.KINDS),
+                     help="Only these entry kinds (repeatable)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def build_filters(app: App, cwd: str | None, scope: str, session_id: str | None, since: str | None,
+                  until: str | None, kinds: tuple[str, ...]) -> query.Filters:
+    resolved = resolve_scope(app.store(), scope, cwd or os.getcwd(), session_id)
+    return query.Filters(
+        scope=resolved,
+        since=query.parse_time_bound(since, end=False) if since else None,
+        until=query.parse_time_bound(until, end=True) if until else None,
+        kinds=tuple(kinds),
+        session_id=session_id if scope != "session" else None,
+    )
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.option("--db", type=click.Path(dir_okay=False), default=None,
+              help="Index file (env JOURNAL_INDEX_DB; default: a file in the user cache folder).")
+@click.option("--sessions", multiple=True, type=click.Path(),
+              help="A session root (repeatable; env JOURNAL_INDEX_SESSIONS; default: pi's sessions folder).")
+@click.version_option(package_name="journal-index")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, sessions: tuple[str, ...]) -> None:
+    """Search a coding agent's past sessions and read them back verbatim."""
+    app = App(db, sessions)
+    ctx.obj = app
+    ctx.call_on_close(app.close)
+
+
+def _progress_printer(total: int) -> Callable[[indexer.FileResult], None] | None:
+    if not sys.stderr.isatty():
+        return None
+    bar = click.progressbar(length=total, label="indexing", file=sys.stderr)
+    bar.__enter__()
+
+    def step(result: indexer.FileResult) -> None:
+        bar.update(1)
+        if bar.pos >= total:
+            bar.__exit__(None, None, None)
+
+    return step
+
+
+def run_index(app: App, paths: tuple[str, ...], as_json: bool) -> None:
+    if paths:
+        for p in paths:
+            if not os.path.isfile(p):
+                raise click.ClickException(f"{p} is not a readable file")
+        files = list(paths)
+    else:
+        files = indexer.discover(app.existing_roots())
+    report = indexer.index_files(app.store(), files, progress=_progress_printer(len(files)))
+    if as_json:
+        emit_json(report.as_json())
+    else:
+        mb = report.bytes / 1e6
+        rate = mb / report.seconds if report.seconds > 0 else 0.0
+        click.echo(f"indexed {report.files} journals: {report.entries} new entries, {mb:.1f} MB "
+                   f"in {report.seconds:.2f} s ({rate:.1f} MB/s); {report.skipped_lines} lines skipped, "
+                   f"{report.reset_files} journals reindexed after a rewrite")
+    for error in report.errors:
+        click.echo(f"journal-index: warning: {error}", err=True)
+
+
+@cli.command(name="index")
+@click.argument("paths", nargs=-1, type=click.Path())
+@json_option
+@with_app
+def index_cmd(app: App, paths: tuple[str, ...], as_json: bool) -> None:
+    """Index every journal under the session roots (or just PATHS), from where it was left."""
+    run_index(app, paths, as_json)
+
+
+@cli.command(name="status")
+@json_option
+@with_app
+def status_cmd(app: App, as_json: bool) -> None:
+    """What the index holds: sessions, entries, summaries, sizes, schema."""
+    info = status(app.store())
+    emit_json(info) if as_json else click.echo(render.status_text(info))
+
+
+@cli.command(name="rebuild")
+@json_option
+@with_app
+def rebuild_cmd(app: App, as_json: bool) -> None:
+    """Delete the index (with its -wal/-shm) and index every journal again."""
+    roots = app.existing_roots()
+    app.close()
+    remove_db_files(app.db_path)
+    app.roots = roots
+    run_index(app, (), as_json)
+
+
+@cli.command(name="search")
+@click.argument("words", nargs=-1)
+@filter_options
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@json_option
+@with_app
+def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str, session_id: str | None,
+               since: str | None, until: str | None, kinds: tuple[str, ...], limit: int,
+               as_json: bool) -> None:
+    """Find entries by words (all words first, then any); no words lists the newest."""
+    app.ensure_indexed()
+    filters = build_filters(app, cwd, scope, session_id, since, until, kinds)
+    result = query.search(app.store(), " ".join(words), filters, limit=limit)
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        click.echo(render.search_text(result, render.use_color()))
+
+
+@cli.command(name="read")
+@click.argument("entry_id")
+@click.option("--session", "session_id", default=None, help="Prefer the entry in this session.")
+@click.option("--offset", type=click.IntRange(0), default=0, help="Character offset of the page.")
+@click.option("--cwd", type=click.Path(file_okay=False), default=None)
+@click.option("--scope", type=click.Choice(["session", "project", "global"]), default="project",
+              show_default=True)
+@json_option
+@with_app
+def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: str | None, scope: str,
+             as_json: bool) -> None:
+    """Read one entry verbatim (redacted), 16,000 characters a page."""
+    app.ensure_indexed()
+    resolved = resolve_scope(app.store(), scope, cwd or os.getcwd(), session_id)
+    answer = query.read(app.store(), entry_id, resolved, session_id=session_id, offset=offset)
+    emit_json(answer) if as_json else click.echo(render.read_text(answer))
+    if answer["status"] != "ok":
+        sys.exit(1 if answer["status"] != "ambiguous" else 3)
+
+
+@cli.command(name="summaries")
+@filter_options
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@json_option
+@with_app
+def summaries_cmd(app: App, cwd: str | None, scope: str, session_id: str | None, since: str | None,
+                  until: str | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """Compaction and branch summaries, newest first."""
+    app.ensure_indexed()
+    filters = build_filters(app, cwd, scope, session_id, since, until, kinds)
+    result = query.summaries(app.store(), filters, limit=limit)
+    if as_json:
+        emit_json(result.as_json(with_match=False))
+    else:
+        click.echo(render.search_text(result, render.use_color()))
+
+
+@cli.command(name="redact")
+@click.argument("file", type=click.File("r", encoding="utf-8", errors="replace"), default="-")
+@json_option
+def redact_cmd(file: Any, as_json: bool) -> None:
+    """Print FILE (default: stdin) with secrets replaced by [REDACTED:kind]."""
+    text, hits = redact_with_hits(file.read())
+    if as_json:
+        emit_json({"text": text, "hits": [{"kind": h.kind, "start": h.start, "end": h.end} for h in hits]})
+    else:
+        click.echo(text, nl=False)
+
+
+def bundled_sessions() -> Path:
+    """The demo journals: inside the installed package, or fixtures/ in a source checkout."""
+    packaged = Path(__file__).resolve().parent / "demo_sessions"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
+
+
+DEMO_CWD = "/home/dev/Apps/prjct/prjct-be"
+DEMO_QUERY = "rate limit per token"
+
+
+@cli.command(name="demo")
+@click.pass_context
+def demo_cmd(ctx: click.Context) -> None:
+    """Index the bundled sample journals into a temporary index and show what a user sees."""
+    sessions = bundled_sessions()
+    if not sessions.is_dir():
+        raise click.ClickException(f"the bundled sample journals are missing ({sessions})")
+    with tempfile.TemporaryDirectory(prefix="journal-index-demo-") as tmp:
+        copy = Path(tmp) / "sessions"
+        shutil.copytree(sessions, copy)
+        db = str(Path(tmp) / "index.db")
+        base = ["--db", db, "--sessions", str(copy)]
+
+        def step(title: str, args: list[str]) -> None:
+            click.secho(f"\n$ journal-index {' '.join(args)}", bold=True)
+            click.secho(f"# {title}", dim=True)
+            try:
+                cli.main(base + args, standalone_mode=False)
+            except SystemExit:
+                pass
+
+        step("index the sample journals", ["index"])
+        step("what the index holds", ["status"])
+        step("search a project tree", ["search", DEMO_QUERY, "--cwd", DEMO_CWD, "--limit", "3"])
+        store = open_store(db)
+        try:
+            filters = query.Filters(resolve_scope(store, "project", DEMO_CWD))
+            hits = query.search(store, DEMO_QUERY, filters, limit=1).hits
+        finally:
+            store.close()
+        if hits:
+            step("read the best hit verbatim (secrets redacted)",
+                 ["read", hits[0].entry_id, "--cwd", DEMO_CWD, "--session", hits[0].session_id or ""])
+        step("summaries written when the sessions compacted", ["summaries", "--cwd", DEMO_CWD, "--limit", "3"])
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="journal-index")
+    except apsw.Error as exc:  # a broken index found mid-command: set it aside, ask for a retry
+        click.echo(f"journal-index: error: the index failed ({type(exc).__name__}: {exc}); "
+                   "run `journal-index rebuild`", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

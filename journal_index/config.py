@@ -1,0 +1,60 @@
+"""Where things are: session roots, the index file, the agent's widest scope, "now"."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+
+SCOPES = ("session", "project", "global")
+DEFAULT_MAX_SCOPE = "project"
+
+
+class ConfigError(ValueError):
+    """A setting from the environment or the command line is unusable."""
+
+
+def default_sessions_roots() -> list[Path]:
+    """``$JOURNAL_INDEX_SESSIONS`` (os.pathsep-separated), else pi's own session folder."""
+    env = os.environ.get("JOURNAL_INDEX_SESSIONS")
+    if env:
+        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+    agent_dir = os.environ.get("PI_CODING_AGENT_DIR")
+    if agent_dir:
+        return [Path(agent_dir).expanduser() / "sessions"]
+    return [Path.home() / ".pi" / "agent" / "sessions"]
+
+
+def default_db_path() -> Path:
+    """``$JOURNAL_INDEX_DB``, else a file in the user's cache folder (the index is disposable)."""
+    env = os.environ.get("JOURNAL_INDEX_DB")
+    if env:
+        return Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "journal-index" / "index.db"
+
+
+def max_scope_from_env() -> str:
+    value = os.environ.get("JOURNAL_INDEX_MAX_SCOPE", DEFAULT_MAX_SCOPE)
+    if value not in SCOPES:
+        raise ConfigError(
+            f"JOURNAL_INDEX_MAX_SCOPE={value!r} is not a scope; use one of {', '.join(SCOPES)}"
+        )
+    return value
+
+
+def now_ms() -> int:
+    """Current time in epoch ms; ``JOURNAL_INDEX_NOW`` (ISO-8601) fixes it for tests."""
+    fixed = os.environ.get("JOURNAL_INDEX_NOW")
+    if fixed:
+        try:
+            moment = datetime.fromisoformat(fixed)
+        except ValueError:
+            raise ConfigError(
+                f"JOURNAL_INDEX_NOW={fixed!r} is not an ISO-8601 time, e.g. 2026-10-01T12:00:00Z"
+            ) from None
+        if moment.tzinfo is None:
+            moment = moment.astimezone()
+        return int(moment.timestamp() * 1000)
+    return int(time.time() * 1000)

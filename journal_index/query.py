@@ -1,0 +1,340 @@
+"""search, read and summaries: scoped SQL over the index, then verified re-reads of the journal.
+
+Every text that leaves this module was re-read from the journal at (offset, length), parsed
+with the same format code as the indexer, checked to carry the entry id the index promised,
+and redacted again. A line that fails the check makes its file reindex once; if it still
+fails, the entry is answered as unavailable, never with another line's text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+import apsw
+
+from journal_index.config import now_ms
+from journal_index.excerpt import Excerpt, make_excerpt
+from journal_index.formats import Entry, get_format
+from journal_index.indexer import index_file
+from journal_index.redact import redact
+from journal_index.scope import Scope
+from journal_index.store import Store
+from journal_index.text_forms import match_all, match_any, query_groups
+
+KINDS = ("user", "assistant", "tool_result", "bash", "custom", "compaction", "branch_summary",
+         "context_edit")
+SUMMARY_KINDS = ("compaction", "branch_summary")
+CANDIDATES = 400
+PAGE_CHARS = 16_000
+DAY_MS = 86_400_000
+UNAVAILABLE = "[journal line unavailable]"
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+TIME_EXAMPLE = "2026-09-01 (a local day) or 2026-09-01T14:30:00Z (an ISO-8601 time)"
+
+
+class QueryError(ValueError):
+    """Bad query input; the message names the accepted form."""
+
+
+def parse_time_bound(value: str, *, end: bool) -> int:
+    """``YYYY-MM-DD`` is a local day (its first or last millisecond); else an ISO-8601 time."""
+    value = value.strip()
+    try:
+        if _DAY.match(value):
+            day = date.fromisoformat(value)
+            moment = datetime.combine(day, time(23, 59, 59, 999000) if end else time(0, 0))
+            return int(moment.astimezone().timestamp() * 1000)
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise QueryError(f"cannot read the time {value!r}; use {TIME_EXAMPLE}") from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return int(moment.timestamp() * 1000)
+
+
+def iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Filters:
+    scope: Scope
+    since: int | None = None
+    until: int | None = None
+    kinds: tuple[str, ...] = ()
+    session_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for kind in self.kinds:
+            if kind not in KINDS:
+                raise QueryError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise QueryError("since is after until; swap them")
+
+    def sql(self) -> tuple[str, list[Any]]:
+        clause, params = self.scope.sql("f")
+        parts, values = [clause], list(params)
+        if self.since is not None:
+            parts.append("e.ts >= ?")
+            values.append(self.since)
+        if self.until is not None:
+            parts.append("e.ts <= ?")
+            values.append(self.until)
+        if self.kinds:
+            parts.append(f"e.kind IN ({','.join('?' * len(self.kinds))})")
+            values.extend(self.kinds)
+        if self.session_id:
+            parts.append("f.session_id = ?")
+            values.append(self.session_id)
+        return " AND ".join(parts), values
+
+
+@dataclass
+class Hit:
+    rowid: int
+    entry_id: str
+    ts: int | None
+    kind: str
+    role: str | None
+    tool: str | None
+    offset: int
+    length: int
+    path: str
+    session_id: str | None
+    cwd: str | None
+    format: str
+    score: float = 0.0
+    excerpt: str = ""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "entryId": self.entry_id,
+            "sessionId": self.session_id,
+            "path": self.path,
+            "time": iso(self.ts),
+            "kind": self.kind,
+            "role": self.role,
+            "tool": self.tool,
+            "cwd": self.cwd,
+            "score": round(self.score, 4),
+            "excerpt": self.excerpt,
+        }
+
+
+@dataclass
+class SearchResult:
+    match: str  # "all" | "any" | "none" (summaries and browsing use "all")
+    hint: str | None
+    scope: Scope
+    hits: list[Hit]
+
+    def as_json(self, with_match: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if with_match:
+            out["match"] = self.match
+            out["hint"] = self.hint
+        out["scope"] = self.scope.as_json()
+        out["results"] = [hit.as_json() for hit in self.hits]
+        return out
+
+
+_HIT_COLUMNS = ("e.rowid, e.entry_id, e.ts, e.kind, e.role, e.tool, e.offset, e.length, "
+                "f.path, f.session_id, f.cwd, f.format")
+
+
+def _hits(rows: list[tuple[Any, ...]]) -> list[Hit]:
+    return [Hit(*row[:12], score=float(row[12]) if len(row) > 12 else 0.0) for row in rows]
+
+
+class Reader:
+    """Re-reads and verifies journal lines, and tokenizes for excerpts, over one store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._tokenizer = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+
+    def tokenize(self, text: str) -> list[str]:
+        tokens = self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
+                                 include_offsets=False)
+        return [t[0] for t in tokens]
+
+    def query_terms(self, groups: list[list[str]]) -> set[str]:
+        return {token for group in groups for token in self.tokenize(" ".join(group))}
+
+    def verified_text(self, hit: Hit) -> str | None:
+        """The redacted text of the entry at the hit's place, or None if the line is not it."""
+        try:
+            with open(hit.path, "rb") as handle:
+                line = os.pread(handle.fileno(), hit.length, hit.offset)
+        except OSError:
+            return None
+        if len(line) != hit.length:
+            return None
+        parsed = get_format(hit.format).parse_line(line, hit.offset)
+        if not isinstance(parsed, Entry) or parsed.entry_id != hit.entry_id:
+            return None
+        return redact(parsed.text)
+
+
+def _rank(hits: list[Hit], now: int) -> list[Hit]:
+    """bm25 (negative: lower is better) damped by age: -score / (1 + age_days / 30)."""
+    for hit in hits:
+        age_days = max(0.0, (now - (hit.ts or now)) / DAY_MS)
+        hit.score = -hit.score / (1 + age_days / 30)
+    return sorted(hits, key=lambda h: (-h.score, -(h.ts or 0)))
+
+
+def _fts_candidates(store: Store, expression: str, filters: Filters) -> list[Hit]:
+    where, params = filters.sql()
+    sql = (f"SELECT {_HIT_COLUMNS}, bm25(entries_fts) FROM entries_fts "
+           "JOIN entries e ON e.rowid = entries_fts.rowid JOIN files f ON f.id = e.file_id "
+           f"WHERE entries_fts MATCH ? AND {where} ORDER BY rank LIMIT {CANDIDATES}")
+    return _hits(store.rows(sql, [expression, *params]))
+
+
+def _newest(store: Store, filters: Filters, limit: int) -> list[Hit]:
+    where, params = filters.sql()
+    sql = (f"SELECT {_HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
+           f"WHERE {where} ORDER BY e.ts DESC, e.rowid DESC LIMIT ?")
+    return _hits(store.rows(sql, [*params, limit]))
+
+
+def _with_excerpts(store: Store, reader: Reader, hits: list[Hit], terms: set[str],
+                   retry: bool = True) -> list[Hit] | None:
+    """Fill excerpts from verified re-reads. None when a file changed and was reindexed."""
+    stale: set[str] = set()
+    for hit in hits:
+        text = reader.verified_text(hit)
+        if text is None:
+            stale.add(hit.path)
+            continue
+        excerpt: Excerpt = make_excerpt(text, terms, reader.tokenize)
+        hit.excerpt, hit.spans = excerpt.text, excerpt.spans
+    if not stale:
+        return hits
+    if retry:
+        changed = False
+        for path in stale:
+            result = index_file(store, path)
+            changed = changed or result.reset or result.removed or result.entries > 0
+        if changed:
+            return None
+    for hit in hits:
+        if hit.path in stale:
+            hit.excerpt, hit.spans = UNAVAILABLE, []
+    return hits
+
+
+def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
+           now: int | None = None) -> SearchResult:
+    if limit < 1:
+        raise QueryError("limit must be at least 1")
+    reader = Reader(store)
+    groups = query_groups(query or "")
+    for attempt in (0, 1):
+        if not groups:
+            hits = _newest(store, filters, limit)
+            match, hint = "all", None
+            terms: set[str] = set()
+        else:
+            terms = reader.query_terms(groups)
+            match, hint = "all", None
+            hits = _fts_candidates(store, match_all(groups), filters)
+            if not hits and sum(len(g) for g in groups) > 1:
+                hits = _fts_candidates(store, match_any(groups), filters)
+                match = "any"
+                hint = ("no entry holds every term; these hold some of them. "
+                        "Add, drop or change words to narrow it down.")
+            if not hits:
+                match = "none"
+                hint = "nothing matched; try fewer or other words, a wider scope or a longer time range"
+            hits = _rank(hits, now if now is not None else now_ms())[:limit]
+        done = _with_excerpts(store, reader, hits, terms, retry=attempt == 0)
+        if done is not None:
+            return SearchResult(match, hint, filters.scope, done)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def summaries(store: Store, filters: Filters, limit: int = 10) -> SearchResult:
+    kinds = tuple(k for k in filters.kinds if k in SUMMARY_KINDS) or SUMMARY_KINDS
+    narrowed = Filters(filters.scope, filters.since, filters.until, kinds, filters.session_id)
+    reader = Reader(store)
+    for attempt in (0, 1):
+        hits = _newest(store, narrowed, limit)
+        done = _with_excerpts(store, reader, hits, set(), retry=attempt == 0)
+        if done is not None:
+            return SearchResult("all", None, filters.scope, done)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _candidates(store: Store, entry_id: str, scope: Scope) -> list[Hit]:
+    where, params = scope.sql("f")
+    sql = (f"SELECT {_HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
+           f"WHERE e.entry_id = ? AND {where} ORDER BY e.ts DESC")
+    return _hits(store.rows(sql, [entry_id, *params]))
+
+
+def _choose(candidates: list[Hit], session_id: str | None) -> Hit | list[Hit] | None:
+    if session_id:
+        mine = [c for c in candidates if c.session_id == session_id]
+        if len(mine) == 1:
+            return mine[0]
+    if len(candidates) == 1:
+        return candidates[0]
+    return candidates or None
+
+
+def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = None,
+         offset: int = 0, page_chars: int = PAGE_CHARS) -> dict[str, Any]:
+    """One entry's verified, redacted text, a page at a time."""
+    if offset < 0:
+        raise QueryError("offset must be 0 or more")
+    reader = Reader(store)
+    for attempt in (0, 1):
+        chosen = _choose(_candidates(store, entry_id, scope), session_id)
+        if chosen is None:
+            if attempt == 1:  # it was there until its journal turned out to be rewritten
+                return {"status": "unavailable", "entryId": entry_id,
+                        "reason": "the journal was rewritten and no longer holds this entry"}
+            return {"status": "not_found", "entryId": entry_id}
+        if isinstance(chosen, list):
+            return {
+                "status": "ambiguous",
+                "entryId": entry_id,
+                "candidates": [
+                    {"entryId": c.entry_id, "sessionId": c.session_id, "time": iso(c.ts),
+                     "kind": c.kind, "cwd": c.cwd}
+                    for c in chosen
+                ],
+            }
+        text = reader.verified_text(chosen)
+        if text is None:
+            if attempt == 0:
+                index_file(store, chosen.path)
+                continue
+            return {"status": "unavailable", "entryId": entry_id,
+                    "reason": "the journal line no longer holds this entry"}
+        total = len(text)
+        if offset > total:
+            raise QueryError(f"offset {offset} is past the end of the entry ({total} characters)")
+        end = min(total, offset + page_chars)
+        return {
+            "status": "ok",
+            "entryId": chosen.entry_id,
+            "sessionId": chosen.session_id,
+            "time": iso(chosen.ts),
+            "kind": chosen.kind,
+            "cwd": chosen.cwd,
+            "text": text[offset:end],
+            "offset": offset,
+            "nextOffset": end if end < total else None,
+            "totalChars": total,
+        }
+    return {"status": "unavailable", "entryId": entry_id, "reason": "the journal changed while reading"}

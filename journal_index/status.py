@@ -1,0 +1,55 @@
+"""What the index holds and how fresh it is."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import apsw
+
+from journal_index.store import Store
+
+
+def db_bytes(path: str) -> int:
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            total += os.path.getsize(path + suffix)
+        except OSError:
+            pass
+    return total
+
+
+def backfill_progress(store: Store) -> dict[str, Any] | None:
+    """The progress the backfill last stored, as {"done", "total", "finishedAt"}."""
+    raw = store.get_meta("backfill_progress")
+    if not raw:
+        return None
+    done, _, rest = raw.partition("/")
+    total, _, finished = rest.partition("@")
+    try:
+        return {"done": int(done), "total": int(total),
+                "finishedAt": int(finished) if finished else None}
+    except ValueError:
+        return None
+
+
+def status(store: Store) -> dict[str, Any]:
+    sessions, indexed_bytes, last_indexed = store.one(
+        "SELECT count(*), coalesce(sum(cursor), 0), max(indexed_at) FROM files") or (0, 0, None)
+    by_kind = dict(store.rows("SELECT kind, count(*) FROM entries GROUP BY kind ORDER BY kind"))
+    return {
+        "sessions": sessions,
+        "entries": sum(by_kind.values()),
+        "summaries": by_kind.get("compaction", 0) + by_kind.get("branch_summary", 0),
+        "byKind": by_kind,
+        "indexedBytes": indexed_bytes,
+        "skippedLines": store.value("SELECT coalesce(sum(skipped), 0) FROM files", default=0),
+        "lastIndexedAt": last_indexed,
+        "dbBytes": db_bytes(store.path) if store.path != ":memory:" else 0,
+        "dbPath": store.path,
+        "schemaVersion": store.schema_version,
+        "backfill": backfill_progress(store),
+        "sqliteVersion": apsw.sqlite_lib_version(),
+        "apswVersion": apsw.apsw_version(),
+    }

@@ -1,0 +1,67 @@
+"""The forms of text that reach the FTS tokenizer, for documents and for queries alike.
+
+The FTS5 tokenizer (porter over unicode61) already folds case, diacritics and English
+inflection. Two things it cannot do are done here, identically for stored terms and for
+query terms, so both sides always agree:
+
+* camelCase is split at lower→upper boundaries (``maxRetryCount`` → ``max Retry Count``);
+  snake_case, kebab-case and paths are split by unicode61 itself;
+* runs of CJK characters (which unicode61 keeps as one long token) become overlapping
+  bigrams, so a two- or three-character query finds text inside a longer sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The capital comes first so the regex engine can skip ahead to capitals (rare) instead of
+# trying a two-character match at every lowercase letter: about twice as fast.
+_CAMEL = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_ANY = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]{{2,}}")
+# What unicode61 treats as a token character, near enough: letters and digits.
+_TERM_RUN = re.compile(r"[^\W_]+")
+
+
+def _bigrams(match: re.Match[str]) -> str:
+    run = match.group(0)
+    return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+
+def index_form(text: str) -> str:
+    """The text handed to the FTS tokenizer for a document (already redacted)."""
+    text = _CAMEL.sub(r" \g<0>", text)
+    if not text.isascii() and _CJK_ANY.search(text):
+        text = _CJK_RUN.sub(_bigrams, text)
+    return text
+
+
+def query_groups(query: str) -> list[list[str]]:
+    """Split a user query into groups of literal terms.
+
+    Each whitespace-separated word of the query is one group; a word that the tokenizer
+    would split (``session-manager.ts``, ``maxRetryCount``, a CJK run) becomes a group of
+    several terms, matched as a phrase.
+    """
+    groups: list[list[str]] = []
+    for word in query.split():
+        terms = _TERM_RUN.findall(index_form(word))
+        if terms:
+            groups.append(terms)
+    return groups
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_all(groups: list[list[str]]) -> str:
+    """An FTS5 expression requiring every group (each group a phrase)."""
+    return " AND ".join(_quote(" ".join(group)) for group in groups)
+
+
+def match_any(groups: list[list[str]]) -> str:
+    """An FTS5 expression accepting any single term of any group."""
+    terms = dict.fromkeys(term for group in groups for term in group)
+    return " OR ".join(_quote(term) for term in terms)
