@@ -23,7 +23,7 @@ from journal_index.indexer import index_file
 from journal_index.redact import redact
 from journal_index.scope import Scope
 from journal_index.store import Store
-from journal_index.text_forms import match_all, match_any, query_groups
+from journal_index.text_forms import content_groups, match_all, match_any, query_groups
 
 KINDS = ("user", "assistant", "tool_result", "bash", "custom", "compaction", "branch_summary",
          "context_edit")
@@ -191,6 +191,17 @@ def _rank(hits: list[Hit], now: int) -> list[Hit]:
     return sorted(hits, key=lambda h: (-h.score, -(h.ts or 0)))
 
 
+def _distinct(hits: list[Hit]) -> list[Hit]:
+    """One hit per entry id: session copies (branch, fork) repeat entries under the same id."""
+    seen: set[str] = set()
+    out = []
+    for hit in hits:
+        if hit.entry_id not in seen:
+            seen.add(hit.entry_id)
+            out.append(hit)
+    return out
+
+
 def _fts_candidates(store: Store, expression: str, filters: Filters) -> list[Hit]:
     where, params = filters.sql()
     sql = (f"SELECT {_HIT_COLUMNS}, bm25(entries_fts) FROM entries_fts "
@@ -232,30 +243,59 @@ def _with_excerpts(store: Store, reader: Reader, hits: list[Hit], terms: set[str
     return hits
 
 
+# A question of this many meaningful words that few entries answer in full gets the entries
+# answering most of it appended; a short, precise query (an identifier) does not get padded.
+FILL_MIN_GROUPS = 3
+HINT_SOME = ("only the first {n} result(s) hold every term; the rest hold most of them. "
+             "Add, drop or change words to narrow it down.")
+HINT_ANY = "no entry holds every term; these hold some of them. Add, drop or change words to narrow it down."
+HINT_NONE = "nothing matched; try fewer or other words, a wider scope or a longer time range"
+
+
+def _coverage(store: Store, groups: list[list[str]], hits: list[Hit]) -> dict[int, int]:
+    """How many of the query's groups each candidate holds (coordination level)."""
+    counts = dict.fromkeys((h.rowid for h in hits), 0)
+    if not hits:
+        return counts
+    placeholders = ",".join("?" * len(counts))
+    for group in groups:
+        for (rowid,) in store.conn.execute(
+                f"SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? AND rowid IN ({placeholders})",
+                [match_all([group]), *counts]):
+            counts[rowid] += 1
+    return counts
+
+
+def _find(store: Store, groups: list[list[str]], filters: Filters, limit: int,
+          now: int) -> tuple[list[Hit], str, str | None]:
+    core = content_groups(groups)
+    complete = _distinct(_rank(_fts_candidates(store, match_all(core), filters), now))
+    enough = len(complete) >= limit or (complete and len(core) < FILL_MIN_GROUPS)
+    if enough or sum(len(g) for g in core) < 2:
+        return complete[:limit], ("all" if complete else "none"), (None if complete else HINT_NONE)
+    partial = _rank(_fts_candidates(store, match_any(core), filters), now)
+    covered = _coverage(store, core, partial)
+    partial.sort(key=lambda h: -covered[h.rowid])  # stable: equal coverage keeps the rank order
+    merged = _distinct(complete + partial)[:limit]
+    if complete:
+        return merged, "all", HINT_SOME.format(n=len(complete))
+    if merged:
+        return merged, "any", HINT_ANY
+    return [], "none", HINT_NONE
+
+
 def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
            now: int | None = None) -> SearchResult:
     if limit < 1:
         raise QueryError("limit must be at least 1")
     reader = Reader(store)
     groups = query_groups(query or "")
+    terms = reader.query_terms(groups)
     for attempt in (0, 1):
-        if not groups:
-            hits = _newest(store, filters, limit)
-            match, hint = "all", None
-            terms: set[str] = set()
+        if groups:
+            hits, match, hint = _find(store, groups, filters, limit, now if now is not None else now_ms())
         else:
-            terms = reader.query_terms(groups)
-            match, hint = "all", None
-            hits = _fts_candidates(store, match_all(groups), filters)
-            if not hits and sum(len(g) for g in groups) > 1:
-                hits = _fts_candidates(store, match_any(groups), filters)
-                match = "any"
-                hint = ("no entry holds every term; these hold some of them. "
-                        "Add, drop or change words to narrow it down.")
-            if not hits:
-                match = "none"
-                hint = "nothing matched; try fewer or other words, a wider scope or a longer time range"
-            hits = _rank(hits, now if now is not None else now_ms())[:limit]
+            hits, match, hint = _newest(store, filters, limit), "all", None
         done = _with_excerpts(store, reader, hits, terms, retry=attempt == 0)
         if done is not None:
             return SearchResult(match, hint, filters.scope, done)

@@ -75,6 +75,8 @@ class Store:
     def __init__(self, conn: apsw.Connection, path: str) -> None:
         self.conn = conn
         self.path = path
+        # Longest write transaction so far, in seconds (benchmarks and `watch` report it).
+        self.longest_write = 0.0
 
     # -- small typed helpers -------------------------------------------------
     def one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None:
@@ -103,7 +105,9 @@ class Store:
     def write(self) -> Iterator[apsw.Connection]:
         """A short write transaction (BEGIN IMMEDIATE … COMMIT, rolled back on error)."""
         with self.conn:
+            started = time.perf_counter()  # the lock is held from here (BEGIN IMMEDIATE done)
             yield self.conn
+        self.longest_write = max(self.longest_write, time.perf_counter() - started)
 
     def get_meta(self, key: str) -> str | None:
         value = self.value("SELECT value FROM meta WHERE key = ?", (key,))

@@ -22,6 +22,8 @@ _CJK_ANY = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]{{2,}}")
 # What unicode61 treats as a token character, near enough: letters and digits.
 _TERM_RUN = re.compile(r"[^\W_]+")
+INDEX_HEAD_CHARS = 48 * 1024
+INDEX_TAIL_CHARS = 16 * 1024
 
 
 def _bigrams(match: re.Match[str]) -> str:
@@ -29,12 +31,30 @@ def _bigrams(match: re.Match[str]) -> str:
     return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
 
 
+def _space_before(match: re.Match[str]) -> str:
+    # A function is faster than the template r" \g<0>", which Python expands per match.
+    return " " + match.group(0)
+
+
 def index_form(text: str) -> str:
     """The text handed to the FTS tokenizer for a document (already redacted)."""
-    text = _CAMEL.sub(r" \g<0>", text)
+    text = _CAMEL.sub(_space_before, text)
     if not text.isascii() and _CJK_ANY.search(text):
         text = _CJK_RUN.sub(_bigrams, text)
     return text
+
+
+def indexed_part(text: str) -> str:
+    """The part of a long text that gets terms: its head and its tail.
+
+    Pi's own tools cap their output near 50 KB, so nearly every entry is indexed whole; the
+    rare giant (a fetched web page, a dumped log) would otherwise double the index. Errors
+    and conclusions sit at the end of long outputs, hence the tail. ``read`` still returns
+    the whole text.
+    """
+    if len(text) <= INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+        return text
+    return text[:INDEX_HEAD_CHARS] + "\n" + text[-INDEX_TAIL_CHARS:]
 
 
 def query_groups(query: str) -> list[list[str]]:
@@ -50,6 +70,23 @@ def query_groups(query: str) -> list[list[str]]:
         if terms:
             groups.append(terms)
     return groups
+
+
+# Question words and glue that half-remembered questions are full of ("how did we fix the
+# …"). Requiring them would make the all-terms match fail; they still count in the any-term
+# fallback, where bm25 weighs them down anyway.
+STOPWORDS = frozenset("""
+a about after all an and any are as at be been before but by can could did do does doing done
+for from had has have how i if in into is it its me my of on or our so that the their them then
+there these this those to us was we were what when where which while who why will with would you
+your
+""".split())
+
+
+def content_groups(groups: list[list[str]]) -> list[list[str]]:
+    """The groups that carry meaning: single stopwords dropped, unless nothing else is left."""
+    kept = [g for g in groups if not (len(g) == 1 and g[0].lower() in STOPWORDS)]
+    return kept or groups
 
 
 def _quote(term: str) -> str:

@@ -1,0 +1,65 @@
+"""Shared fixtures: every test gets its own index and session folders under tmp_path."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import pytest
+
+from journal_index.indexer import discover, index_files
+from journal_index.store import Store, open_store
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+def pytest_report_header() -> list[str]:
+    return [f"sqlite {apsw.sqlite_lib_version()}, apsw {apsw.apsw_version()}"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may touch a real index or real journals."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "no-agent-dir"))
+    monkeypatch.delenv("JOURNAL_INDEX_DB", raising=False)
+    monkeypatch.delenv("JOURNAL_INDEX_SESSIONS", raising=False)
+    monkeypatch.delenv("JOURNAL_INDEX_MAX_SCOPE", raising=False)
+    monkeypatch.delenv("JOURNAL_INDEX_NOW", raising=False)
+
+
+@pytest.fixture
+def sessions_root(tmp_path: Path) -> Path:
+    """A private copy of the fixture session tree (tests may append to or rewrite it)."""
+    root = tmp_path / "sessions"
+    shutil.copytree(FIXTURES / "sessions", root)
+    return root
+
+
+@pytest.fixture
+def legacy_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "legacy"
+    shutil.copytree(FIXTURES / "legacy", root)
+    return root
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "index.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    opened = open_store(str(db_path))
+    yield opened
+    opened.conn.close()
+
+
+@pytest.fixture
+def indexed_store(store: Store, sessions_root: Path) -> Store:
+    report = index_files(store, discover([sessions_root]))
+    assert report.errors == []
+    return store

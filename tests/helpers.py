@@ -1,0 +1,109 @@
+"""Test helpers that inspect an index without using the indexer's own code paths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from journal_index.store import Store
+
+
+def vocabulary(store: Store) -> set[str]:
+    """Every term in the FTS index, read through an fts5vocab table."""
+    store.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_row USING fts5vocab(main, entries_fts, row)")
+    return {row[0] for row in store.conn.execute("SELECT term FROM temp.vocab_row")}
+
+
+def term_instances(store: Store) -> list[tuple[str, str, int, int]]:
+    """(term, journal path, line offset, token position) for every indexed token: rowid-free."""
+    store.conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_inst USING fts5vocab(main, entries_fts, instance)")
+    rows = store.rows(
+        "SELECT v.term, f.path, e.offset, v.offset FROM temp.vocab_inst v "
+        "JOIN entries e ON e.rowid = v.doc JOIN files f ON f.id = e.file_id")
+    return sorted(rows)
+
+
+def entry_rows(store: Store) -> list[tuple[Any, ...]]:
+    """The entries table without rowids, in a stable order."""
+    return sorted(store.rows(
+        "SELECT f.path, e.entry_id, e.parent_id, e.ts, e.kind, e.role, e.tool, e.chars, e.offset, "
+        "e.length, e.tokens_before FROM entries e JOIN files f ON f.id = e.file_id"))
+
+
+def snapshot(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, int, int]]]:
+    return entry_rows(store), term_instances(store)
+
+
+def fts_ids(store: Store, term: str) -> set[str]:
+    """Entry ids whose terms match a literal term (straight SQL, no query layer)."""
+    quoted = '"' + term.replace('"', '""') + '"'
+    return {r[0] for r in store.rows(
+        "SELECT e.entry_id FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
+        "WHERE entries_fts MATCH ?", (quoted,))}
+
+
+def expected_kind_counts(paths: list[Path]) -> dict[str, int]:
+    """Entry counts per kind by DESIGN §5, computed with json (not the indexer's parser)."""
+    role_kind = {"user": "user", "assistant": "assistant", "toolResult": "tool_result",
+                 "bashExecution": "bash", "custom": "custom"}
+    counts: dict[str, int] = {}
+    for path in paths:
+        for raw in path.read_bytes().splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            kind = None
+            t = obj.get("type")
+            if t == "message":
+                message = obj["message"]
+                kind = role_kind.get(message.get("role"))
+                if message.get("role") == "toolResult" and str(message.get("toolName", "")).endswith(
+                        "memory_context"):
+                    kind = None
+            elif t in ("compaction", "branch_summary"):
+                kind = t
+            elif t == "custom_message":
+                kind = "custom"
+            elif t == "context_edit" and obj.get("replacement") is not None:
+                kind = "context_edit"
+            if kind:
+                counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def load_secrets(fixtures: Path) -> list[str]:
+    data = json.loads((fixtures / "SECRETS.json").read_text())
+    values = []
+    for secret in data["secrets"]:
+        values.append(secret["value"])
+        if secret.get("probe"):
+            values.append(secret["probe"])
+    return values
+
+
+def index_tokens(store: Store, text: str) -> list[str]:
+    """The terms the index would hold for ``text`` (same text forms, same tokenizer)."""
+    import apsw
+
+    from journal_index.text_forms import index_form
+
+    tokenizer = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    return [t[0] for t in tokenizer(index_form(text).encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                                    include_offsets=False)]
+
+
+def secret_is_searchable(store: Store, secret: str) -> str | None:
+    """A distinctive term of the secret found in the index (or the secret as a phrase), else None."""
+    terms = vocabulary(store)
+    tokens = index_tokens(store, secret)
+    for token in tokens:
+        if len(token) >= 8 and token in terms:
+            return token
+    if tokens:
+        phrase = '"' + " ".join(tokens).replace('"', '""') + '"'
+        if store.rows("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1", (phrase,)):
+            return "the whole secret as a phrase"
+    return None

@@ -1,0 +1,113 @@
+"""The CLI as users run it: exit codes, one-line errors, JSON shapes, the demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+
+from journal_index.cli import cli
+from tests.conftest import REPO
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def test_index_then_status_json(tmp_path: Path, sessions_root: Path) -> None:
+    db = str(tmp_path / "i.db")
+    result = run("--db", db, "--sessions", str(sessions_root), "index", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert set(report) >= {"files", "entries", "bytes", "seconds", "skippedLines", "resetFiles"}
+    assert report["files"] == 26 and report["entries"] > 700 and report["resetFiles"] == 0
+    again = json.loads(run("--db", db, "--sessions", str(sessions_root), "index", "--json").output)
+    assert again["entries"] == 0 and again["bytes"] == 0
+    status = json.loads(run("--db", db, "status", "--json").output)
+    assert status["sessions"] == 26 and status["entries"] == report["entries"]
+    assert status["summaries"] == 14 and status["schemaVersion"] >= 1
+    assert status["indexedBytes"] == report["bytes"] and status["dbPath"] == db
+
+
+def test_sessions_from_the_environment(tmp_path: Path, sessions_root: Path) -> None:
+    env = {"JOURNAL_INDEX_DB": str(tmp_path / "e.db"), "JOURNAL_INDEX_SESSIONS": str(sessions_root)}
+    result = run("index", "--json", env=env)
+    assert json.loads(result.output)["files"] == 26
+    assert (tmp_path / "e.db").exists()
+
+
+def test_pi_agent_dir_is_the_default_root(tmp_path: Path, sessions_root: Path) -> None:
+    env = {"PI_CODING_AGENT_DIR": str(sessions_root.parent), "JOURNAL_INDEX_DB": str(tmp_path / "p.db")}
+    assert json.loads(run("index", "--json", env=env).output)["files"] == 26
+
+
+def test_index_given_paths_only(tmp_path: Path, sessions_root: Path) -> None:
+    one = next(sessions_root.rglob("*.jsonl"))
+    result = run("--db", str(tmp_path / "i.db"), "index", str(one), "--json")
+    assert json.loads(result.output)["files"] == 1
+
+
+def test_missing_root_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    result = run("--db", str(tmp_path / "i.db"), "--sessions", str(tmp_path / "nope"), "index")
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "does not exist" in lines[0] and "JOURNAL_INDEX_SESSIONS" in lines[0]
+
+
+def test_missing_file_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    result = run("--db", str(tmp_path / "i.db"), "index", str(tmp_path / "none.jsonl"))
+    assert result.exit_code == 1 and "is not a readable file" in result.output
+
+
+def test_bad_option_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "i.db"), "search", "x", "--scope", "galaxy"])
+    assert result.exit_code == 2 and "galaxy" in result.output
+
+
+def test_rebuild_deletes_and_reindexes(tmp_path: Path, sessions_root: Path) -> None:
+    db = tmp_path / "i.db"
+    run("--db", str(db), "--sessions", str(sessions_root), "index")
+    first = json.loads(run("--db", str(db), "status", "--json").output)["entries"]
+    result = run("--db", str(db), "--sessions", str(sessions_root), "rebuild", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output)["entries"] == first  # everything was indexed again
+
+
+def test_redact_command_json_shape(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["redact", "--json"], input="nothing secret here\n")
+    data = orjson.loads(result.output)
+    assert set(data) == {"text", "hits"} and data["text"] == "nothing secret here\n"
+
+
+def test_python_dash_m_works() -> None:
+    out = subprocess.run([sys.executable, "-m", "journal_index", "--help"], capture_output=True, text=True,
+                         check=True)
+    for command in ("index", "status", "rebuild", "demo", "search", "read", "summaries"):
+        assert command in out.stdout
+
+
+def test_demo_runs_on_the_bundled_journals(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_COLOR": "1", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "journal_index", "demo"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for marker in ("indexed 26 journals", "sessions     26", "result(s) in project scope", "summaries"):
+        assert marker in out.stdout
+    assert "Traceback" not in out.stderr
+
+
+def test_every_command_has_help_text() -> None:
+    for name, command in cli.commands.items():
+        assert command.help, f"{name} has no help text"
+        assert run(name, "--help").exit_code == 0
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    head = (REPO / "README.md").read_text().splitlines()[:15]
+    text = "\n".join(head)
+    assert "journal-index demo" in text and "pytest" in text
