@@ -148,8 +148,9 @@ def remove_file(store: Store, path: str) -> bool:
 class _FileIndexer:
     """One pass over one journal. Kept as an object so the loop's state has names."""
 
-    def __init__(self, store: Store, path: str, fmt: JournalFormat) -> None:
+    def __init__(self, store: Store, path: str, fmt: JournalFormat, rebuild: bool = False) -> None:
         self.store = store
+        self.rebuild = rebuild
         self.path = path
         self.fmt = fmt
         self.result = FileResult(path)
@@ -166,7 +167,7 @@ class _FileIndexer:
             "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash FROM files WHERE path = ?",
             (self.path,),
         )
-        if known is not None and known[2] == st.st_size and known[3] == st.st_mtime_ns:
+        if not self.rebuild and known is not None and known[2] == st.st_size and known[3] == st.st_mtime_ns:
             self.result.unchanged = True
             return self.result
         with open(self.path, "rb") as handle:
@@ -180,7 +181,7 @@ class _FileIndexer:
             else:
                 self.file_id, self.cursor = known[0], known[1]
                 anchor = fingerprint(_bytes_before(handle.fileno(), self.cursor))
-                if st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
+                if self.rebuild or st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
                     self._reset(header, head_hash)
             self._index_from_cursor(handle, st)
         return self.result
@@ -323,11 +324,16 @@ def _tail(window: bytes, buffer: bytes, end: int) -> bytes:
     return (window + buffer[:end])[-ANCHOR_BYTES:]
 
 
-def index_file(store: Store, path: str | os.PathLike[str], fmt: str = "pi") -> FileResult:
-    """Bring the index of one journal up to date. Never raises for a bad or vanished file."""
+def index_file(store: Store, path: str | os.PathLike[str], fmt: str = "pi", rebuild: bool = False) -> FileResult:
+    """Bring the index of one journal up to date. Never raises for a bad or vanished file.
+
+    ``rebuild`` drops what was indexed from the journal and indexes it from byte 0: a read
+    found a line that no longer carries its entry id, so nothing indexed from it is trusted
+    (a rewrite can keep the size, the mtime, the header and the tail).
+    """
     absolute = os.path.abspath(os.fspath(path))
     try:
-        return _FileIndexer(store, absolute, get_format(fmt)).run()
+        return _FileIndexer(store, absolute, get_format(fmt), rebuild).run()
     except OSError as exc:
         return FileResult(absolute, error=exc.strerror or str(exc))
 

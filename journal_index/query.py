@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import apsw
@@ -79,7 +79,8 @@ class Filters:
 
     def sql(self) -> tuple[str, list[Any]]:
         clause, params = self.scope.sql("f")
-        parts, values = [clause], list(params)
+        parts: list[str] = [clause]
+        values: list[Any] = list(params)
         if self.since is not None:
             parts.append("e.ts >= ?")
             values.append(self.since)
@@ -150,7 +151,8 @@ _HIT_COLUMNS = ("e.rowid, e.entry_id, e.ts, e.kind, e.role, e.tool, e.offset, e.
 
 
 def _hits(rows: list[tuple[Any, ...]]) -> list[Hit]:
-    return [Hit(*row[:12], score=float(row[12]) if len(row) > 12 else 0.0) for row in rows]
+    """Rows of _HIT_COLUMNS (optionally followed by a bm25 score) as Hits."""
+    return [Hit(*row) for row in rows]
 
 
 class Reader:
@@ -163,7 +165,7 @@ class Reader:
     def tokenize(self, text: str) -> list[str]:
         tokens = self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
                                  include_offsets=False)
-        return [t[0] for t in tokens]
+        return [str(t[0]) for t in tokens]
 
     def query_terms(self, groups: list[list[str]]) -> set[str]:
         return {token for group in groups for token in self.tokenize(" ".join(group))}
@@ -233,7 +235,7 @@ def _with_excerpts(store: Store, reader: Reader, hits: list[Hit], terms: set[str
     if retry:
         changed = False
         for path in stale:
-            result = index_file(store, path)
+            result = index_file(store, path, rebuild=True)
             changed = changed or result.reset or result.removed or result.entries > 0
         if changed:
             return None
@@ -357,7 +359,7 @@ def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = Non
         text = reader.verified_text(chosen)
         if text is None:
             if attempt == 0:
-                index_file(store, chosen.path)
+                index_file(store, chosen.path, rebuild=True)
                 continue
             return {"status": "unavailable", "entryId": entry_id,
                     "reason": "the journal line no longer holds this entry"}

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from journal_index.formats import Entry, SessionName, Skip, get_format
-from journal_index.formats import pi
+from journal_index.formats import Entry, SessionName, Skip, get_format, pi
 
 BASE = {"id": "a1b2c3d4", "parentId": "00000000", "timestamp": "2026-09-01T10:00:00.000Z"}
 

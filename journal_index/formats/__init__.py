@@ -60,7 +60,7 @@ class JournalFormat(Protocol):
 def get_format(name: str) -> JournalFormat:
     from journal_index.formats import pi
 
-    formats: dict[str, JournalFormat] = {pi.NAME: pi}  # type: ignore[dict-item]
+    formats: dict[str, JournalFormat] = {pi.NAME: pi}
     try:
         return formats[name]
     except KeyError:

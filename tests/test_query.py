@@ -1,0 +1,310 @@
+"""search, read and summaries: scope boundaries, fallbacks, hostile input, verified reads, time."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from journal_index.cli import cli
+from journal_index.indexer import index_file
+from journal_index.query import Filters, QueryError, parse_time_bound, read, search, summaries
+from journal_index.scope import resolve_scope
+from journal_index.store import Store
+from tests.conftest import FIXTURES
+from tests.eval.run_eval import evaluate, load_questions
+from tests.helpers import load_secrets
+
+PRJCT = "/home/dev/Apps/prjct"
+BE = f"{PRJCT}/prjct-be"
+ALL_CWDS = {"/home/dev", "/home/dev/Apps/fluenty", PRJCT, BE, f"{PRJCT}/prjct-fe", "/home/dev/notes",
+            "/tmp/scratch-abc"}
+
+
+def cwds_of(store: Store, scope_kind: str, cwd: str, query: str = "") -> set[str]:
+    scope = resolve_scope(store, scope_kind, cwd)
+    return {h.cwd for h in search(store, query, Filters(scope), limit=1000).hits if h.cwd}
+
+
+def test_project_scope_is_exactly_the_project_tree(indexed_store: Store) -> None:
+    assert cwds_of(indexed_store, "project", BE) == {PRJCT, BE, f"{PRJCT}/prjct-fe"}
+    assert cwds_of(indexed_store, "project", f"{PRJCT}/prjct-fe/src/components") == {
+        PRJCT, BE, f"{PRJCT}/prjct-fe"}
+    # the same words reach other projects in global scope
+    assert cwds_of(indexed_store, "project", BE, "the") <= {PRJCT, BE, f"{PRJCT}/prjct-fe"}
+    assert cwds_of(indexed_store, "global", BE) == ALL_CWDS
+
+
+def test_home_and_its_direct_children_are_their_own_projects(indexed_store: Store) -> None:
+    assert cwds_of(indexed_store, "project", "/home/dev/notes") == {"/home/dev/notes"}
+    assert cwds_of(indexed_store, "project", "/home/dev") == {"/home/dev"}
+    assert cwds_of(indexed_store, "project", "/home/dev/Apps/fluenty") == {"/home/dev/Apps/fluenty"}
+    assert cwds_of(indexed_store, "project", "/tmp/scratch-abc") == {"/tmp/scratch-abc"}
+    assert cwds_of(indexed_store, "project", "/srv/elsewhere") == set()
+
+
+def test_like_wildcards_in_a_root_are_literal(indexed_store: Store) -> None:
+    indexed_store.conn.execute("UPDATE files SET cwd = '/home/dev/Apps/prjctX' WHERE cwd = ?", (PRJCT,))
+    indexed_store.conn.execute(
+        "INSERT INTO files(path, format, cwd) VALUES('/x/y.jsonl', 'pi', '/home/dev/Apps/p_jct')")
+    scope = resolve_scope(indexed_store, "project", "/home/dev/Apps/p_jct")
+    where, params = scope.sql()
+    assert params[1] == "/home/dev/Apps/p\\_jct/%"
+    assert cwds_of(indexed_store, "project", "/home/dev/Apps/p_jct") == set()
+
+
+def test_session_scope_needs_an_id(indexed_store: Store) -> None:
+    from journal_index.scope import ScopeError
+
+    with pytest.raises(ScopeError, match="needs a session id"):
+        resolve_scope(indexed_store, "session")
+    scope = resolve_scope(indexed_store, "session", session_id="01a0c82e-b7a0-734b-8420-231d0797ebf0")
+    hits = search(indexed_store, "", Filters(scope), limit=100).hits
+    assert hits and {h.session_id for h in hits} == {"01a0c82e-b7a0-734b-8420-231d0797ebf0"}
+
+
+def test_all_terms_first_then_any(indexed_store: Store) -> None:
+    scope = resolve_scope(indexed_store, "global")
+    both = search(indexed_store, "alembic heads", Filters(scope))
+    assert both.match == "all" and both.hits
+    some = search(indexed_store, "alembic xylophonequartz", Filters(scope))
+    assert some.match == "any" and some.hits and some.hint
+    none = search(indexed_store, "xylophonequartz", Filters(scope))
+    assert none.match == "none" and not none.hits and none.hint
+
+
+@pytest.mark.parametrize("query", ['"', 'OR (', '*:', 'NEAR(a b', ')', '-', '^', 'AND', 'body:x', '"unbalanced',
+                                   "a' OR 1=1 --", "{}[]", "\\", "NOT", "\x00"])
+def test_hostile_queries_never_error(indexed_store: Store, query: str) -> None:
+    result = search(indexed_store, query, Filters(resolve_scope(indexed_store, "global")))
+    assert result.match in {"all", "any", "none"}
+
+
+def test_filters_by_kind_and_time(indexed_store: Store) -> None:
+    scope = resolve_scope(indexed_store, "global")
+    hits = search(indexed_store, "token", Filters(scope, kinds=("compaction",)), limit=50).hits
+    assert hits and {h.kind for h in hits} == {"compaction"}
+    since = parse_time_bound("2026-10-01T00:00:00Z", end=False)
+    hits = search(indexed_store, "", Filters(scope, since=since), limit=500).hits
+    assert hits and all(h.ts is not None and h.ts >= since for h in hits)
+    with pytest.raises(QueryError, match="unknown kind"):
+        Filters(scope, kinds=("poem",))
+
+
+def test_excerpt_is_a_window_around_the_terms(indexed_store: Store) -> None:
+    hits = search(indexed_store, "selectinload assignee", Filters(resolve_scope(indexed_store, "global"))).hits
+    assert hits
+    for hit in hits:
+        assert len(hit.excerpt) <= 340
+        assert "selectinload" in hit.excerpt.lower()
+        assert "  " not in hit.excerpt and "\n" not in hit.excerpt
+        assert hit.spans and all(hit.excerpt[s:e] for s, e in hit.spans)
+
+
+def test_read_pages_and_verifies(indexed_store: Store, sessions_root: Path) -> None:
+    scope = resolve_scope(indexed_store, "global")
+    big = indexed_store.one("SELECT entry_id FROM entries WHERE chars > 40000 ORDER BY chars DESC")
+    assert big is not None
+    first = read(indexed_store, big[0], scope)
+    assert first["status"] == "ok" and len(first["text"]) == 16_000 and first["nextOffset"] == 16_000
+    second = read(indexed_store, big[0], scope, offset=first["nextOffset"])
+    assert second["text"] and second["offset"] == 16_000
+    last = read(indexed_store, big[0], scope, offset=(first["totalChars"] // 16_000) * 16_000)
+    assert last["nextOffset"] is None
+    with pytest.raises(QueryError, match="past the end"):
+        read(indexed_store, big[0], scope, offset=first["totalChars"] + 1)
+
+
+def test_read_of_a_copied_entry_is_ambiguous_unless_a_session_is_given(indexed_store: Store) -> None:
+    scope = resolve_scope(indexed_store, "global")
+    shared = indexed_store.one(
+        "SELECT entry_id FROM entries GROUP BY entry_id HAVING count(DISTINCT file_id) > 1 LIMIT 1")
+    assert shared is not None
+    answer = read(indexed_store, shared[0], scope)
+    assert answer["status"] == "ambiguous" and len(answer["candidates"]) == 2
+    session = answer["candidates"][1]["sessionId"]
+    picked = read(indexed_store, shared[0], scope, session_id=session)
+    assert picked["status"] == "ok" and picked["sessionId"] == session
+
+
+def test_read_outside_the_project_is_not_found(indexed_store: Store) -> None:
+    fluenty = indexed_store.one("SELECT e.entry_id FROM entries e JOIN files f ON f.id = e.file_id "
+                                "WHERE f.cwd = '/home/dev/Apps/fluenty' AND e.kind = 'user' LIMIT 1")
+    assert fluenty is not None
+    assert read(indexed_store, fluenty[0], resolve_scope(indexed_store, "project", BE))["status"] == "not_found"
+    assert read(indexed_store, fluenty[0], resolve_scope(indexed_store, "global"))["status"] == "ok"
+
+
+@pytest.mark.parametrize("how", ["same_length", "longer", "same_length_same_mtime"])
+def test_a_rewritten_journal_never_returns_a_stale_or_wrong_line(how: str, store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "s" / "--w--" / "j.jsonl"
+    path.parent.mkdir(parents=True)
+
+    def msg(entry_id: str, text: str) -> str:
+        return json.dumps({"type": "message", "id": entry_id, "parentId": None,
+                           "timestamp": "2026-09-01T10:00:01.000Z", "message": {"role": "user", "content": text}})
+
+    header = json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-09-01T10:00:00.000Z",
+                         "cwd": "/w"})
+    path.write_text("\n".join([header, msg("old00001", "walrus original"), msg("old00002", "second line")]) + "\n")
+    index_file(store, path)
+    stat = path.stat()
+    if how == "longer":
+        new = [header, msg("new00001", "penguin replacement text"), msg("new00002", "second line"), msg("n3", "x")]
+    else:
+        new = [header, msg("new00001", "penguin replace"), msg("new00002", "second line")]
+    path.write_text("\n".join(new) + "\n")
+    if how == "same_length_same_mtime":
+        assert path.stat().st_size == stat.st_size
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    scope = resolve_scope(store, "global")
+    answer = read(store, "old00001", scope)
+    assert answer["status"] in {"unavailable", "not_found"}
+    assert "penguin" not in json.dumps(answer)
+    hits = search(store, "walrus", Filters(scope)).hits
+    assert all("penguin" not in h.excerpt for h in hits)
+    assert not [h for h in hits if h.entry_id == "old00001" and h.excerpt != "[journal line unavailable]"]
+    # the journal was reindexed: the new line is found and readable
+    assert read(store, "new00001", scope)["text"].startswith("penguin")
+
+
+def test_vanished_journal_lines_show_as_unavailable(indexed_store: Store, sessions_root: Path) -> None:
+    hits = search(indexed_store, "selectinload", Filters(resolve_scope(indexed_store, "global"))).hits
+    victim = Path(hits[0].path)
+    victim.chmod(0o644)
+    victim.unlink()
+    again = search(indexed_store, "selectinload", Filters(resolve_scope(indexed_store, "global"))).hits
+    assert all(Path(h.path) != victim for h in again)  # its rows were dropped on the failed re-read
+
+
+def test_planted_secrets_are_not_found_and_masked_everywhere(indexed_store: Store) -> None:
+    scope = resolve_scope(indexed_store, "global")
+    secrets = load_secrets(FIXTURES)
+    data = json.loads((FIXTURES / "SECRETS.json").read_text())
+    for secret in secrets:
+        result = search(indexed_store, secret, Filters(scope), limit=20)
+        assert all(secret not in h.excerpt for h in result.hits)
+    masked = 0
+    for item in data["secrets"]:
+        for occurrence in item["occurrences"]:
+            answer = read(indexed_store, occurrence["entryId"], scope, session_id=occurrence["sessionId"])
+            if answer["status"] != "ok":
+                continue
+            text = answer["text"]
+            assert item["value"] not in text
+            masked += "[REDACTED:" in text  # some occurrences sit in fields that are never read out
+    assert masked >= 25
+    for hit in summaries(indexed_store, Filters(scope), limit=100).hits:
+        assert not any(s in hit.excerpt for s in secrets)
+
+
+def test_summaries_newest_first(indexed_store: Store) -> None:
+    hits = summaries(indexed_store, Filters(resolve_scope(indexed_store, "global")), limit=100).hits
+    assert {h.kind for h in hits} == {"compaction", "branch_summary"}
+    assert len({h.entry_id for h in hits}) >= 12
+    times = [h.ts for h in hits]
+    assert times == sorted(times, reverse=True)
+
+
+@pytest.fixture
+def tokyo(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_day_bounds_are_local_days(tokyo, store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "tz.jsonl"
+    rows = [json.dumps({"type": "session", "version": 3, "id": "tz", "cwd": "/w",
+                        "timestamp": "2026-09-01T00:00:00.000Z"})]
+    for entry_id, stamp in [("before00", "2026-09-01T14:59:59.999Z"), ("after000", "2026-09-01T15:00:00.000Z")]:
+        rows.append(json.dumps({"type": "message", "id": entry_id, "timestamp": stamp,
+                                "message": {"role": "user", "content": "boundary"}}))
+    path.write_text("\n".join(rows) + "\n")
+    index_file(store, path)
+    scope = resolve_scope(store, "global")
+
+    def ids(since: str | None, until: str | None) -> set[str]:
+        f = Filters(scope, since=parse_time_bound(since, end=False) if since else None,
+                    until=parse_time_bound(until, end=True) if until else None)
+        return {h.entry_id for h in search(store, "boundary", f).hits}
+
+    # 14:59:59.999Z is 23:59:59.999 on Sep 1 in Tokyo; 15:00Z is midnight of Sep 2
+    assert ids("2026-09-02", None) == {"after000"}
+    assert ids(None, "2026-09-01") == {"before00"}
+    assert ids("2026-09-01", "2026-09-01") == {"before00"}
+    assert ids("2026-09-01T15:00:00Z", None) == {"after000"}
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2026-13-01", "01/09/2026", ""])
+def test_bad_times_name_the_accepted_form(bad: str) -> None:
+    with pytest.raises(QueryError, match="2026-09-01"):
+        parse_time_bound(bad, end=False)
+
+
+def test_eval_meets_its_floor(indexed_store: Store) -> None:
+    result = evaluate(indexed_store, load_questions())
+    assert len(load_questions()) >= 40
+    assert result.recall_at_5 >= 0.9, result.misses
+    assert result.recall_at_1 >= 0.8, result.misses
+    assert result.mrr >= 0.85
+
+
+def cli_json(*args: str) -> dict:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code in (0, 1, 3), result.output
+    return json.loads(result.output)
+
+
+def test_cli_contract_shapes(tmp_path: Path, sessions_root: Path) -> None:
+    base = ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root)]
+    found = cli_json(*base, "search", "token", "bucket", "--cwd", BE, "--json")
+    assert set(found) == {"match", "hint", "scope", "results"}
+    assert found["scope"] == {"kind": "project", "root": PRJCT}
+    assert set(found["results"][0]) == {"entryId", "sessionId", "path", "time", "kind", "role", "tool", "cwd",
+                                        "score", "excerpt"}
+    entry = found["results"][0]
+    ok = cli_json(*base, "read", entry["entryId"], "--session", entry["sessionId"], "--cwd", BE, "--json")
+    assert set(ok) == {"status", "entryId", "sessionId", "time", "kind", "cwd", "text", "offset", "nextOffset",
+                       "totalChars"}
+    missing = cli_json(*base, "read", "nope0000", "--cwd", BE, "--json")
+    assert missing == {"status": "not_found", "entryId": "nope0000"}
+    summ = cli_json(*base, "summaries", "--cwd", BE, "--json")
+    assert set(summ) == {"scope", "results"} and summ["results"]
+
+
+def test_cli_bad_since_is_one_line_with_an_example(tmp_path: Path, sessions_root: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root), "search",
+                                      "x", "--since", "last tuesday"])
+    assert result.exit_code != 0
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "2026-09-01" in lines[0]
+
+
+def test_cli_human_output_has_no_color_without_a_tty(tmp_path: Path, sessions_root: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root), "search",
+                                      "selectinload", "--scope", "global"])
+    assert result.exit_code == 0 and "\x1b[" not in result.output
+    assert "selectinload" in result.output and "result(s) in global scope" in result.output
+
+
+def test_journal_index_now_fixes_recency(monkeypatch: pytest.MonkeyPatch, indexed_store: Store) -> None:
+    scope = resolve_scope(indexed_store, "global")
+    monkeypatch.setenv("JOURNAL_INDEX_NOW", "2026-09-05T00:00:00Z")
+    early = [h.entry_id for h in search(indexed_store, "token", Filters(scope)).hits]
+    monkeypatch.setenv("JOURNAL_INDEX_NOW", "2027-06-01T00:00:00Z")
+    late = [h.entry_id for h in search(indexed_store, "token", Filters(scope)).hits]
+    assert early and late and early != late
+
+
+def test_copy_of_fixture_is_not_shared(sessions_root: Path) -> None:
+    assert not str(sessions_root).startswith(str(FIXTURES))
+    shutil.rmtree(sessions_root)
+    assert (FIXTURES / "sessions").is_dir()
