@@ -1,35 +1,40 @@
-"""Incremental indexing of one journal from its stored byte cursor.
+"""Incremental indexing of journals from their stored byte cursors.
 
-Per file: stat; skip when size and mtime are unchanged; otherwise check that what was indexed
-is still there (size ≥ cursor, same header line, same bytes just before the cursor) and start
-over from byte 0 when it is not. Then read complete lines in 1 MiB chunks and commit rows, FTS
-terms and the new cursor together in short ``BEGIN IMMEDIATE`` transactions, so a crash at any
-moment leaves a state from which the next pass yields exactly the from-scratch index.
+Per journal: stat; skip when size and mtime are unchanged; otherwise check that what was
+indexed is still there (size ≥ cursor, same header line, same bytes just before the cursor)
+and start over from byte 0 when it is not. Then read blocks of complete lines (about 1 MiB)
+and commit each block's rows, FTS terms and the new cursor in one short ``BEGIN IMMEDIATE``
+transaction, so a crash at any moment leaves a state from which the next pass yields exactly
+the from-scratch index.
+
+Parsing and redaction (:mod:`journal_index.extract`) are pure; on a large pass they run in
+worker processes while this process only writes, in file order, so the cursor rule holds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from multiprocessing.pool import AsyncResult
+from typing import Any, BinaryIO
 
-from journal_index.formats import Entry, Header, JournalFormat, SessionName, Skip, get_format
-from journal_index.redact import redact
+from journal_index.extract import Extracted, extract_block
+from journal_index.formats import Header, JournalFormat, get_format
 from journal_index.store import Store
-from journal_index.text_forms import index_form, indexed_part
 
 CHUNK_BYTES = 1 << 20
 ANCHOR_BYTES = 4096
-# A batch is committed when it holds this many rows or this much text; each transaction
-# then stays within a few tens of milliseconds (measured by the benchmark), so readers and
-# the agent's tool never wait long, while FTS segments stay few.
-BATCH_ROWS = 2000
-BATCH_CHARS = 2 * 1024 * 1024
-# A line longer than this is skipped without being held in memory whole.
+# A line longer than this is skipped (and counted) without being held in memory whole.
 MAX_LINE_BYTES = 64 << 20
+# Worker processes pay off only on large passes (start-up is a few hundred ms).
+PARALLEL_MIN_BYTES = 16 << 20
+# Blocks in flight per worker: bounds memory to a few MiB whatever the corpus size.
+PENDING_PER_WORKER = 4
 
 _INSERT_ENTRY = (
     "INSERT INTO entries(rowid, file_id, entry_id, parent_id, ts, kind, role, tool, chars, offset, "
@@ -43,7 +48,7 @@ def fingerprint(data: bytes) -> str:
 
 
 class CursorMoved(Exception):
-    """Another process advanced or reset this file's cursor while we were reading it."""
+    """Another process advanced or reset this journal's cursor while we were reading it."""
 
 
 @dataclass
@@ -90,27 +95,26 @@ class IndexReport:
 
 
 @dataclass
-class _Batch:
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-    terms: list[tuple[int, str]] = field(default_factory=list)  # (row index, text) before rowids
-    chars: int = 0
-    skipped: int = 0
-    name: str | None = None
-    last_ts: int | None = None
+class Block:
+    """Complete lines to index, and where the cursor stands once they are committed."""
 
-    def full(self) -> bool:
-        return len(self.rows) >= BATCH_ROWS or self.chars >= BATCH_CHARS
+    data: bytes
+    start: int  # file offset of data[0]
+    end: int  # the cursor after this block
+    skipped: int  # over-long lines dropped just before this block
+    anchor: bytes  # the ANCHOR_BYTES just before ``end``
+    final: bool = False  # the last block of this pass: record size and mtime
 
 
-def _read_first_line(handle: Any) -> bytes | None:
+def _read_first_line(handle: BinaryIO) -> bytes | None:
     """The header line, or None while it is still being written (no newline yet)."""
-    handle.seek(0)
     parts: list[bytes] = []
-    total = 0
+    total, position = 0, 0
     while total <= MAX_LINE_BYTES:
-        chunk = handle.read(64 * 1024)
+        chunk = os.pread(handle.fileno(), 64 * 1024, position)
         if not chunk:
             return None
+        position += len(chunk)
         newline = chunk.find(b"\n")
         if newline >= 0:
             parts.append(chunk[:newline])
@@ -125,8 +129,15 @@ def _bytes_before(fd: int, cursor: int) -> bytes:
     return os.pread(fd, size, cursor - size) if size else b""
 
 
+def _tail(window: bytes, data: bytes) -> bytes:
+    """The ANCHOR_BYTES that end with ``data``, reaching back into ``window`` if needed."""
+    if len(data) >= ANCHOR_BYTES:
+        return data[-ANCHOR_BYTES:]
+    return (window + data)[-ANCHOR_BYTES:]
+
+
 def forget_file(store: Store, file_id: int) -> None:
-    """Drop a file's rows and terms (the file is gone, or it is being reindexed)."""
+    """Drop a journal's rows and terms (inside the caller's transaction)."""
     store.conn.execute(
         "DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?)",
         (file_id,),
@@ -145,46 +156,55 @@ def remove_file(store: Store, path: str) -> bool:
     return True
 
 
-class _FileIndexer:
-    """One pass over one journal. Kept as an object so the loop's state has names."""
+class _Journal:
+    """One pass over one journal: checks, the blocks to read, and their commits."""
 
     def __init__(self, store: Store, path: str, fmt: JournalFormat, rebuild: bool = False) -> None:
         self.store = store
-        self.rebuild = rebuild
         self.path = path
         self.fmt = fmt
+        self.rebuild = rebuild
         self.result = FileResult(path)
         self.file_id = 0
         self.cursor = 0
+        self.handle: BinaryIO | None = None
+        self.stat: os.stat_result | None = None
 
-    def run(self) -> FileResult:
+    def prepare(self) -> bool:
+        """Stat, skip, register or reset. True when there may be new lines to read."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
             self.result.removed = remove_file(self.store, self.path)
-            return self.result
+            return False
         known = self.store.one(
             "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash FROM files WHERE path = ?",
             (self.path,),
         )
         if not self.rebuild and known is not None and known[2] == st.st_size and known[3] == st.st_mtime_ns:
             self.result.unchanged = True
-            return self.result
-        with open(self.path, "rb") as handle:
-            header_line = _read_first_line(handle)
-            if header_line is None:
-                return self.result  # the header is still being written
-            head_hash = fingerprint(header_line)
-            header = self.fmt.parse_header(header_line)
-            if known is None:
-                self._register(header, head_hash)
-            else:
-                self.file_id, self.cursor = known[0], known[1]
-                anchor = fingerprint(_bytes_before(handle.fileno(), self.cursor))
-                if self.rebuild or st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
-                    self._reset(header, head_hash)
-            self._index_from_cursor(handle, st)
-        return self.result
+            return False
+        handle = open(self.path, "rb")  # noqa: SIM115 - kept open across blocks, closed by close()
+        self.handle, self.stat = handle, st
+        header_line = _read_first_line(handle)
+        if header_line is None:
+            self.close()
+            return False  # the header is still being written
+        head_hash = fingerprint(header_line)
+        header = self.fmt.parse_header(header_line)
+        if known is None:
+            self._register(header, head_hash)
+        else:
+            self.file_id, self.cursor = known[0], known[1]
+            anchor = fingerprint(_bytes_before(handle.fileno(), self.cursor))
+            if self.rebuild or st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
+                self._reset(header, head_hash)
+        return True
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
 
     def _register(self, header: Header | None, head_hash: str) -> None:
         with self.store.write():
@@ -220,108 +240,94 @@ class _FileIndexer:
         self.cursor = 0
         self.result.reset = True
 
-    def _index_from_cursor(self, handle: Any, st: os.stat_result) -> None:
-        fd = handle.fileno()
-        window = _bytes_before(fd, self.cursor)  # the bytes just before the buffer's start
-        buffer = b""
-        buffer_start = self.cursor
-        read_pos = self.cursor
-        skipping_long_line = False
-        batch = _Batch()
-        try:
-            while True:
-                chunk = os.pread(fd, CHUNK_BYTES, read_pos)
-                if not chunk:
-                    break
-                read_pos += len(chunk)
-                buffer += chunk
-                start = 0
-                while True:
-                    newline = buffer.find(b"\n", start)
-                    if newline < 0:
-                        break
-                    if skipping_long_line:
-                        skipping_long_line = False
-                        batch.skipped += 1
-                    else:
-                        self._add_line(batch, buffer, start, newline, buffer_start + start)
-                    start = newline + 1
-                    if batch.full():
-                        self._commit(batch, buffer_start + start, _tail(window, buffer, start), None)
-                        batch = _Batch()
-                if not skipping_long_line and len(buffer) - start > MAX_LINE_BYTES:
-                    # Commit up to the long line, then drop its bytes as they come: the cursor
-                    # stays at its start until its newline is seen, so nothing is lost.
-                    self._commit(batch, buffer_start + start, _tail(window, buffer, start), None)
-                    batch = _Batch()
-                    skipping_long_line = True
-                if skipping_long_line:
-                    start = len(buffer)
-                window = _tail(window, buffer, start)
-                buffer_start += start
-                buffer = buffer[start:]
-            if not skipping_long_line:
-                self._commit(batch, buffer_start, window, st, final=True)
-        except CursorMoved:
-            # Another process is indexing this journal; it owns the rest of this pass.
-            return
+    def blocks(self) -> Iterator[Block]:
+        """Blocks of complete lines from the cursor on; the last one is marked final.
 
-    def _add_line(self, batch: _Batch, buffer: bytes, start: int, end: int, offset: int) -> None:
-        line = buffer[start:end]
-        if not line.strip():
+        An over-long line is dropped as its bytes arrive; the cursor stays at its start until
+        its newline is seen, so a line still being written is never lost.
+        """
+        assert self.handle is not None
+        fd = self.handle.fileno()
+        window = _bytes_before(fd, self.cursor)  # the bytes just before buffer_start
+        buffer, buffer_start, position = b"", self.cursor, self.cursor
+        skipping, skipped = False, 0
+        pending: Block | None = None
+        while chunk := os.pread(fd, CHUNK_BYTES, position):
+            position += len(chunk)
+            if skipping:
+                newline = chunk.find(b"\n")
+                consumed = len(chunk) if newline < 0 else newline + 1
+                window = _tail(window, chunk[:consumed])
+                buffer_start += consumed
+                if newline < 0:
+                    continue
+                skipping, skipped = False, skipped + 1
+                chunk = chunk[consumed:]
+            buffer += chunk
+            cut = buffer.rfind(b"\n") + 1
+            if cut:
+                data, buffer = buffer[:cut], buffer[cut:]
+                window = _tail(window, data)
+                if pending is not None:
+                    yield pending
+                pending = Block(data, buffer_start, buffer_start + cut, skipped, window)
+                buffer_start += cut
+                skipped = 0
+            if len(buffer) > MAX_LINE_BYTES:
+                window = _tail(window, buffer)
+                buffer_start += len(buffer)
+                buffer, skipping = b"", True
+        if skipping:  # the long line is unfinished: keep the cursor before it, look again later
+            if pending is not None:
+                yield pending
             return
-        parsed = self.fmt.parse_line(line, offset)
-        if isinstance(parsed, Entry):
-            text = redact(parsed.text) if parsed.text else ""
-            batch.rows.append((
-                self.file_id, parsed.entry_id, parsed.parent_id, parsed.ts, parsed.kind, parsed.role,
-                parsed.tool, len(text), offset, end - start, parsed.tokens_before,
-            ))
-            if text:
-                batch.terms.append((len(batch.rows) - 1, index_form(indexed_part(text))))
-                batch.chars += len(text)
-            if parsed.ts is not None and (batch.last_ts is None or parsed.ts > batch.last_ts):
-                batch.last_ts = parsed.ts
-        elif isinstance(parsed, SessionName):
-            batch.name = redact(parsed.name)
-        elif parsed is not Skip.NOT_INDEXED:
-            batch.skipped += 1
+        if pending is not None and skipped == 0:
+            pending.final = True
+            yield pending
+            return
+        if pending is not None:
+            yield pending
+        yield Block(b"", buffer_start, buffer_start, skipped, window, final=True)
 
-    def _commit(self, batch: _Batch, new_cursor: int, anchor_bytes: bytes,
-                st: os.stat_result | None, final: bool = False) -> None:
-        if new_cursor == self.cursor and not batch.rows and not final:
+    def commit(self, block: Block, extracted: Extracted) -> None:
+        """Rows, terms and the new cursor in one transaction, if nobody moved the cursor."""
+        if block.end == self.cursor and not extracted.rows and not block.final:
             return
         conn = self.store.conn
         with self.store.write():
             stored = self.store.value("SELECT cursor FROM files WHERE id = ?", (self.file_id,))
             if stored != self.cursor:
                 raise CursorMoved()
-            base = int(self.store.value("SELECT max(rowid) FROM entries", default=0)) + 1
-            if batch.rows:
-                conn.executemany(_INSERT_ENTRY, [(base + i, *row) for i, row in enumerate(batch.rows)])
-            if batch.terms:
-                conn.executemany(_INSERT_TERMS, [(base + i, text) for i, text in batch.terms])
+            if extracted.rows:
+                base = int(self.store.value("SELECT max(rowid) FROM entries", default=0)) + 1
+                conn.executemany(_INSERT_ENTRY, [(base + i, self.file_id, *row)
+                                                 for i, row in enumerate(extracted.rows)])
+                conn.executemany(_INSERT_TERMS, [(base + i, text) for i, text in extracted.terms])
+            skipped = extracted.skipped + block.skipped
             conn.execute(
                 "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
                 "name = coalesce(?, name), last_ts = max(coalesce(last_ts, 0), coalesce(?, 0)), "
                 "indexed_at = ? WHERE id = ?",
-                (new_cursor, fingerprint(anchor_bytes), len(batch.rows), batch.skipped, batch.name,
-                 batch.last_ts, int(time.time() * 1000), self.file_id),
+                (block.end, fingerprint(block.anchor), len(extracted.rows), skipped, extracted.name,
+                 extracted.last_ts, int(time.time() * 1000), self.file_id),
             )
-            if final and st is not None:
+            if block.final and self.stat is not None:
                 conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
-                             (st.st_size, st.st_mtime_ns, self.file_id))
-        self.result.entries += len(batch.rows)
-        self.result.skipped += batch.skipped
-        self.result.bytes += new_cursor - self.cursor
-        self.cursor = new_cursor
+                             (self.stat.st_size, self.stat.st_mtime_ns, self.file_id))
+        self.result.entries += len(extracted.rows)
+        self.result.skipped += skipped
+        self.result.bytes += block.end - self.cursor
+        self.cursor = block.end
 
 
-def _tail(window: bytes, buffer: bytes, end: int) -> bytes:
-    """The ANCHOR_BYTES bytes just before ``buffer[end]``, reaching back into ``window``."""
-    if end >= ANCHOR_BYTES:
-        return buffer[end - ANCHOR_BYTES : end]
-    return (window + buffer[:end])[-ANCHOR_BYTES:]
+def _open_journal(store: Store, path: str | os.PathLike[str], fmt: str, rebuild: bool) -> tuple[_Journal, bool]:
+    journal = _Journal(store, os.path.abspath(os.fspath(path)), get_format(fmt), rebuild)
+    try:
+        return journal, journal.prepare()
+    except OSError as exc:
+        journal.close()
+        journal.result.error = exc.strerror or str(exc)
+        return journal, False
 
 
 def index_file(store: Store, path: str | os.PathLike[str], fmt: str = "pi", rebuild: bool = False) -> FileResult:
@@ -331,27 +337,103 @@ def index_file(store: Store, path: str | os.PathLike[str], fmt: str = "pi", rebu
     found a line that no longer carries its entry id, so nothing indexed from it is trusted
     (a rewrite can keep the size, the mtime, the header and the tail).
     """
-    absolute = os.path.abspath(os.fspath(path))
+    journal, ready = _open_journal(store, path, fmt, rebuild)
+    if not ready:
+        return journal.result
     try:
-        return _FileIndexer(store, absolute, get_format(fmt), rebuild).run()
+        for block in journal.blocks():
+            journal.commit(block, extract_block(fmt, block.data, block.start))
+    except CursorMoved:
+        pass  # another process is indexing this journal; it owns the rest of this pass
     except OSError as exc:
-        return FileResult(absolute, error=exc.strerror or str(exc))
+        journal.result.error = exc.strerror or str(exc)
+    finally:
+        journal.close()
+    return journal.result
+
+
+def pending_bytes(store: Store, paths: list[str]) -> int:
+    """Roughly how many journal bytes a pass over ``paths`` will read."""
+    cursors = {row[0]: row[1] for row in store.rows("SELECT path, cursor FROM files")}
+    total = 0
+    for path in paths:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            continue
+        total += max(0, size - cursors.get(os.path.abspath(path), 0))
+    return total
+
+
+def default_workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def index_files(
     store: Store,
     paths: Iterable[str | os.PathLike[str]],
     progress: Callable[[FileResult], None] | None = None,
+    workers: int | None = None,
 ) -> IndexReport:
+    """Index many journals; large passes parse in worker processes, this process writes."""
     report = IndexReport()
     started = time.perf_counter()
-    for path in paths:
-        result = index_file(store, path)
-        report.add(result)
-        if progress is not None:
-            progress(result)
+    path_list = [os.fspath(p) for p in paths]
+    if workers is None:
+        workers = default_workers() if pending_bytes(store, path_list) >= PARALLEL_MIN_BYTES else 1
+    if workers <= 1:
+        for path in path_list:
+            result = index_file(store, path)
+            report.add(result)
+            if progress is not None:
+                progress(result)
+    else:
+        _index_in_parallel(store, path_list, workers, report, progress)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _index_in_parallel(store: Store, paths: list[str], workers: int, report: IndexReport,
+                       progress: Callable[[FileResult], None] | None) -> None:
+    # forkserver: workers never inherit this process's SQLite connection or threads.
+    context = multiprocessing.get_context("forkserver")
+    in_flight: deque[tuple[_Journal, Block | None, AsyncResult[Extracted] | None]] = deque()
+    conflicted: set[int] = set()
+
+    def settle_oldest() -> None:
+        journal, block, pending = in_flight.popleft()
+        if block is None:  # every block of this journal is settled
+            journal.close()
+            report.add(journal.result)
+            if progress is not None:
+                progress(journal.result)
+            return
+        assert pending is not None
+        extracted = pending.get()
+        if id(journal) in conflicted:
+            return
+        try:
+            journal.commit(block, extracted)
+        except CursorMoved:
+            conflicted.add(id(journal))
+
+    with context.Pool(workers) as pool:
+        for path in paths:
+            journal, ready = _open_journal(store, path, "pi", False)
+            if ready:
+                try:
+                    for block in journal.blocks():
+                        task = pool.apply_async(extract_block, (journal.fmt.NAME, block.data, block.start))
+                        in_flight.append((journal, block, task))
+                        while len(in_flight) > workers * PENDING_PER_WORKER:
+                            settle_oldest()
+                except OSError as exc:
+                    journal.result.error = exc.strerror or str(exc)
+            in_flight.append((journal, None, None))
+            while len(in_flight) > workers * PENDING_PER_WORKER:
+                settle_oldest()
+        while in_flight:
+            settle_oldest()
 
 
 def discover(roots: Iterable[str | os.PathLike[str]]) -> list[str]:

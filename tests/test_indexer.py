@@ -203,8 +203,8 @@ def test_deleted_journal_is_forgotten(indexed_store: Store, sessions_root: Path)
 def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions_root: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     path = sessions_root / BE1
-    monkeypatch.setattr(indexer, "BATCH_ROWS", 10)
-    real_commit = indexer._FileIndexer._commit
+    monkeypatch.setattr(indexer, "CHUNK_BYTES", 16 * 1024)
+    real_commit = indexer._Journal.commit
     calls = {"n": 0}
 
     def failing_commit(self, *args, **kwargs):
@@ -213,12 +213,12 @@ def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions
             raise KeyboardInterrupt("simulated crash")
         return real_commit(self, *args, **kwargs)
 
-    monkeypatch.setattr(indexer._FileIndexer, "_commit", failing_commit)
+    monkeypatch.setattr(indexer._Journal, "commit", failing_commit)
     with pytest.raises(KeyboardInterrupt):
         index_file(store, path)
     partial = store.value("SELECT count(*) FROM entries")
     assert 0 < partial < 150
-    monkeypatch.setattr(indexer._FileIndexer, "_commit", real_commit)
+    monkeypatch.setattr(indexer._Journal, "commit", real_commit)
     index_file(store, path)
     assert scratch_snapshot(tmp_path, [path]) == snapshot(store)
 
@@ -296,3 +296,32 @@ def test_no_planted_secret_becomes_a_term(indexed_store: Store) -> None:
     for secret in secrets:
         found = secret_is_searchable(indexed_store, secret)
         assert found is None, f"secret {secret[:6]}… is searchable through {found!r}"
+
+
+def test_worker_processes_give_the_same_index(store: Store, sessions_root: Path, legacy_dir: Path,
+                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexer, "CHUNK_BYTES", 64 * 1024)  # many blocks in flight, across files
+    paths = discover([sessions_root]) + discover([legacy_dir])
+    report = index_files(store, paths, workers=2)
+    assert report.errors == [] and report.files == 30
+    assert scratch_snapshot(tmp_path, [Path(p) for p in paths]) == snapshot(store)
+
+
+def test_a_long_line_at_the_end_waits_for_its_newline(store: Store, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexer, "MAX_LINE_BYTES", 5_000)
+    monkeypatch.setattr(indexer, "CHUNK_BYTES", 1024)
+    path = tmp_path / "long.jsonl"
+    header = b'{"type":"session","version":3,"id":"s","cwd":"/w"}\n'
+    first = json.dumps({"type": "message", "id": "e0000001", "message": {"role": "user", "content": "hi"}})
+    path.write_bytes(header + first.encode() + b"\n" + b"y" * 20_000)
+    index_file(store, path)
+    cursor = store.value("SELECT cursor FROM files")
+    assert cursor == len(header) + len(first) + 1  # not past the unfinished long line
+    after = json.dumps({"type": "message", "id": "e0000002", "message": {"role": "user", "content": "after"}})
+    with path.open("ab") as handle:
+        handle.write(b"\n" + after.encode() + b"\n")
+    result = index_file(store, path)
+    assert result.skipped == 1
+    assert {r[1] for r in entry_rows(store)} == {"e0000001", "e0000002"}
+    assert store.value("SELECT cursor FROM files") == path.stat().st_size
