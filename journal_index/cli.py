@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -77,6 +78,9 @@ class App:
                 indexer.index_files(store, indexer.discover(roots))
 
 
+BROKEN_INDEX = (apsw.CorruptError, apsw.NotADBError)
+
+
 def with_app(func: F) -> F:
     """Pass the App, and turn library errors into one-line CLI errors."""
 
@@ -84,7 +88,13 @@ def with_app(func: F) -> F:
     @functools.wraps(func)
     def wrapper(app: App, *args: Any, **kwargs: Any) -> Any:
         try:
-            return func(app, *args, **kwargs)
+            try:
+                return func(app, *args, **kwargs)
+            except BROKEN_INDEX as exc:
+                # The index is disposable: set the broken file aside, start a fresh one (the
+                # command refills it from the journals) and answer the same request once more.
+                app.recover(type(exc).__name__)
+                return func(app, *args, **kwargs)
         except (query.QueryError, ScopeError, ConfigError) as exc:
             raise click.ClickException(str(exc)) from None
         except apsw.BusyError:
@@ -165,6 +175,10 @@ def run_index(app: App, paths: tuple[str, ...], as_json: bool) -> None:
     else:
         files = indexer.discover(app.existing_roots())
     report = indexer.index_files(app.store(), files, progress=_progress_printer(len(files)))
+    if not paths:
+        from journal_index.backfill import record_progress
+
+        record_progress(app.store(), report.files, len(files), finished=True)
     if as_json:
         emit_json(report.as_json())
     else:
@@ -275,6 +289,28 @@ def redact_cmd(file: Any, as_json: bool) -> None:
         click.echo(text, nl=False)
 
 
+EXPORT_TABLES = ("files", "entries", "meta")
+
+
+@cli.command(name="export")
+@click.argument("table", type=click.Choice(EXPORT_TABLES))
+@click.option("--format", "fmt", type=click.Choice(["json", "nl", "csv", "tsv"]), default="json",
+              show_default=True, help="JSON array, JSON lines, CSV or TSV.")
+@with_app
+def export_cmd(app: App, table: str, fmt: str) -> None:
+    """Dump one of the plain tables (no journal text is stored in any of them).
+
+    Runs sqlite-utils in a separate process: it uses Python's own sqlite3, and two SQLite
+    libraries must never open one database file in the same process.
+    """
+    app.store()  # create or migrate it first, so the table exists
+    app.close()
+    flags = {"json": [], "nl": ["--nl"], "csv": ["--csv"], "tsv": ["--tsv"]}[fmt]
+    done = subprocess.run([sys.executable, "-m", "sqlite_utils", "rows", app.db_path, table, *flags],
+                          check=False)
+    sys.exit(done.returncode)  # sqlite-utils has said what went wrong, if anything
+
+
 def bundled_sessions() -> Path:
     """The demo journals: inside the installed package, or fixtures/ in a source checkout."""
     packaged = Path(__file__).resolve().parent / "demo_sessions"
@@ -323,10 +359,134 @@ def demo_cmd(ctx: click.Context) -> None:
         step("summaries written when the sessions compacted", ["summaries", "--cwd", DEMO_CWD, "--limit", "3"])
 
 
+def agent_options(func: F) -> F:
+    """--cwd, --session-file, --max-scope: what the host tells the agent tool about itself."""
+    options = [
+        click.option("--cwd", type=click.Path(file_okay=False), default=None,
+                     help="The agent's folder: project scope derives from it (default: the current folder)."),
+        click.option("--session-file", type=click.Path(dir_okay=False), default=None,
+                     help="The agent's current journal (indexed before every call; its session is "
+                          "scope 'session')."),
+        click.option("--max-scope", type=click.Choice(["session", "project", "global"]), default=None,
+                     help="Widest scope the agent may use (env JOURNAL_INDEX_MAX_SCOPE; default project)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def make_tool(app: App, cwd: str | None, session_file: str | None, max_scope: str | None) -> Any:
+    from journal_index.tool import MemoryTool
+
+    try:
+        return MemoryTool(app.db_path, app.roots, cwd=cwd, session_file=session_file, max_scope=max_scope)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@cli.command(name="tool")
+@click.argument("arguments", required=False)
+@agent_options
+@click.pass_obj
+def tool_cmd(app: App, arguments: str | None, cwd: str | None, session_file: str | None,
+             max_scope: str | None) -> None:
+    """Answer one memory_context call: JSON arguments (or stdin) in, one JSON answer out.
+
+    Error answers exit 0 (they are answers); unreadable JSON exits 2.
+
+    \b
+    Example:
+        journal-index tool '{"action": "search", "query": "rate limit"}'
+    """
+    raw = arguments if arguments is not None else sys.stdin.read()
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        click.echo(f"journal-index: error: the arguments are not JSON ({exc.args[0]})", err=True)
+        sys.exit(2)
+    if not isinstance(parsed, dict):
+        click.echo('journal-index: error: the arguments must be one JSON object, e.g. {"action": "search"}',
+                   err=True)
+        sys.exit(2)
+    tool = make_tool(app, cwd, session_file, max_scope)
+    try:
+        answer = tool.call(parsed)
+    finally:
+        tool.close()
+    click.echo(orjson.dumps(answer.as_json()).decode())
+
+
+@cli.command(name="mcp")
+@agent_options
+@click.pass_obj
+def mcp_cmd(app: App, cwd: str | None, session_file: str | None, max_scope: str | None) -> None:
+    """Serve the memory_context tool to an agent over MCP stdio (until stdin closes)."""
+    from journal_index.mcp_server import run
+
+    run(make_tool(app, cwd, session_file, max_scope))
+
+
+@cli.command(name="watch")
+@click.option("--rescan", type=click.FloatRange(min=1), default=30, show_default=True, metavar="SECONDS",
+              help="Seconds between full rescans (the fallback for missed file events).")
+@click.option("--no-events", is_flag=True, help="Rescan only; no OS file events (e.g. network file systems).")
+@click.option("--quiet", "-q", is_flag=True, help="Log errors only.")
+@click.option("--verbose", "-v", is_flag=True, help="Log every pass.")
+@with_app
+def watch_cmd(app: App, rescan: float, no_events: bool, quiet: bool, verbose: bool) -> None:
+    """Keep the index up to date in the background: backfill, then follow the session roots.
+
+    Stops cleanly on SIGINT/SIGTERM. Run it as a service with `journal-index service --print`.
+    """
+    from journal_index import watch
+
+    verbosity = watch.QUIET if quiet else watch.VERBOSE if verbose else watch.NORMAL
+    options = watch.WatchOptions(rescan=rescan, events=not no_events, verbosity=verbosity)
+    sys.exit(watch.run(app.store(), [str(r) for r in app.roots], options))
+
+
+@cli.command(name="gc")
+@click.option("--confirm", is_flag=True, help="Delete the journals the last preview listed (if unchanged).")
+@click.option("--current", type=click.Path(dir_okay=False), default=None,
+              help="The journal in use now; never a candidate.")
+@json_option
+@with_app
+def gc_cmd(app: App, confirm: bool, current: str | None, as_json: bool) -> None:
+    """Preview junk journals (never compacted and temporary, empty or ≤ 2 replies); --confirm deletes them."""
+    from journal_index import gc
+
+    roots = app.existing_roots()
+    if confirm:
+        result = gc.confirm(app.store(), roots, current)
+        emit_json(result.as_json()) if as_json else click.echo(gc.confirm_text(result))
+    else:
+        candidates = gc.preview(app.store(), roots, current)
+        if as_json:
+            emit_json({"candidates": [c.as_json() for c in candidates]})
+        else:
+            click.echo(gc.preview_text(candidates))
+
+
+@cli.command(name="service")
+@click.option("--print", "kind", metavar="systemd|launchd", default=None,
+              help="Print a systemd user unit or a launchd agent that runs `journal-index watch`.")
+@click.pass_context
+def service_cmd(ctx: click.Context, kind: str | None) -> None:
+    """Print a service file that keeps `journal-index watch` running (install: see the README)."""
+    from journal_index import service
+
+    top = ctx.find_root().params
+    try:
+        click.echo(service.service_file(kind, top.get("db"), tuple(top.get("sessions") or ())), nl=False)
+    except service.ServiceError as exc:
+        click.echo(f"journal-index: error: {exc}", err=True)
+        sys.exit(2)
+
+
 def main() -> None:
     try:
         cli.main(prog_name="journal-index")
-    except apsw.Error as exc:  # a broken index found mid-command: set it aside, ask for a retry
+    except apsw.Error as exc:  # still failing after one recovery: say so in one line
         click.echo(f"journal-index: error: the index failed ({type(exc).__name__}: {exc}); "
                    "run `journal-index rebuild`", err=True)
         sys.exit(1)

@@ -111,3 +111,14 @@ def test_readme_starts_with_the_two_commands() -> None:
     head = (REPO / "README.md").read_text().splitlines()[:15]
     text = "\n".join(head)
     assert "journal-index demo" in text and "pytest" in text
+
+
+def test_export_dumps_plain_tables_through_sqlite_utils(tmp_path: Path, sessions_root: Path) -> None:
+    db = str(tmp_path / "x.db")
+    run("--db", db, "--sessions", str(sessions_root), "index")
+    out = subprocess.run([sys.executable, "-m", "journal_index", "--db", db, "export", "files", "--format", "nl"],
+                         capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(rows) == 26 and {"path", "cursor", "session_id", "cwd"} <= set(rows[0])
+    bad = CliRunner().invoke(cli, ["--db", db, "export", "entries_fts"])
+    assert bad.exit_code == 2

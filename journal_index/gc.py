@@ -1,0 +1,228 @@
+"""gc: find junk journals, show them, and delete exactly what was shown once confirmed.
+
+A journal is junk when it never compacted AND it ran under a temporary folder, or it got no
+user/team/extension message (no ``user`` or ``custom`` entry), or two replies or fewer
+(``assistant`` entries ≤ 2). Never candidates: a journal touched in the last 24 hours, the
+current one (``--current``), the newest journal of the process's folder, anything whose index
+is not up to date, and anything that is not a plain file inside the session roots.
+
+``preview`` records each candidate's size and mtime; ``confirm`` deletes only those files, only
+while both are unchanged (DESIGN invariant 1), forgets their rows and terms, and clears the
+preview. Journals are the source of truth: this is the only code that deletes one.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from journal_index import backfill, indexer
+from journal_index.config import now_ms
+from journal_index.store import Store
+
+QUIET_HOURS = 24
+TEMP_DIRS = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/folders")
+REASONS = {
+    "temp-cwd": "ran under a temporary folder",
+    "no-user-message": "no user, team or extension message",
+    "few-replies": "two replies or fewer",
+}
+
+
+@dataclass
+class Candidate:
+    path: str
+    size: int
+    mtime_ns: int
+    age_hours: float
+    reasons: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size, "ageHours": round(self.age_hours, 1),
+                "reasons": self.reasons}
+
+
+@dataclass
+class ConfirmResult:
+    had_preview: bool = True
+    deleted: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"deleted": self.deleted,
+                "skipped": [{"path": p, "reason": r} for p, r in self.skipped]}
+
+
+def temp_dirs() -> list[str]:
+    dirs = {*TEMP_DIRS, tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}
+    return sorted(d.rstrip("/") or "/" for d in dirs)
+
+
+def is_temporary(cwd: str | None) -> bool:
+    if not cwd:
+        return False
+    return any(cwd == d or cwd.startswith(d + "/") for d in temp_dirs())
+
+
+def _inside(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def unsafe_reason(path: str, roots: Iterable[str | os.PathLike[str]]) -> str | None:
+    """Why ``path`` must not be deleted, or None when it is a plain journal inside a root.
+
+    The path as recorded and its fully resolved form must both lie inside the same root (also
+    resolved), so a symlinked file or folder pointing out of the roots is refused, as is ``..``.
+    """
+    if ".." in path.split(os.sep) or not os.path.isabs(path):
+        return "not a plain absolute path"
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "no longer exists"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if stat.S_ISLNK(st.st_mode):
+        return "a symlink"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    real = os.path.realpath(path)
+    for root in roots:
+        root_abs = os.path.abspath(os.fspath(root))
+        if _inside(path, root_abs) and _inside(real, os.path.realpath(root_abs)):
+            return None
+    return "outside the session roots"
+
+
+def refresh(store: Store, roots: Iterable[str | os.PathLike[str]]) -> None:
+    """Bring the rows gc judges by up to date (unchanged journals cost one stat each)."""
+    roots = [r for r in roots if os.path.isdir(r)]
+    backfill.forget_vanished(store, roots)
+    for path in indexer.discover(roots):
+        indexer.index_file(store, path)
+
+
+def find_candidates(store: Store, roots: Iterable[str | os.PathLike[str]], current: str | None = None,
+                    cwd: str | None = None, now: int | None = None) -> list[Candidate]:
+    roots = list(roots)
+    now = now_ms() if now is None else now
+    cwd = os.getcwd() if cwd is None else cwd
+    rows = store.rows(
+        "SELECT f.path, f.cwd, f.size, f.mtime_ns, "
+        "count(e.rowid) FILTER (WHERE e.kind = 'compaction'), "
+        "count(e.rowid) FILTER (WHERE e.kind IN ('user', 'custom')), "
+        "count(e.rowid) FILTER (WHERE e.kind = 'assistant') "
+        "FROM files f LEFT JOIN entries e ON e.file_id = f.id GROUP BY f.id ORDER BY f.path"
+    )
+    exempt = set()
+    if current:
+        exempt.add(os.path.realpath(current))
+    here = [(r[3] or 0, r[0]) for r in rows if r[1] and os.path.realpath(r[1]) == os.path.realpath(cwd)]
+    if here:
+        exempt.add(os.path.realpath(max(here)[1]))
+    found = []
+    for path, file_cwd, size, mtime_ns, compactions, users, replies in rows:
+        if compactions or os.path.realpath(path) in exempt or unsafe_reason(path, roots):
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if st.st_size != size or st.st_mtime_ns != mtime_ns:
+            continue  # the index is behind this journal: judge it on the next run
+        age_hours = (now - st.st_mtime_ns / 1e6) / 3_600_000
+        if age_hours < QUIET_HOURS:
+            continue
+        reasons = [code for code, hit in (("temp-cwd", is_temporary(file_cwd)),
+                                          ("no-user-message", users == 0),
+                                          ("few-replies", replies <= 2)) if hit]
+        if reasons:
+            found.append(Candidate(path, size, mtime_ns, age_hours, reasons))
+    return found
+
+
+def preview(store: Store, roots: Iterable[str | os.PathLike[str]], current: str | None = None,
+            cwd: str | None = None) -> list[Candidate]:
+    """Index the roots, list the candidates, and remember exactly that list for ``confirm``."""
+    roots = list(roots)
+    refresh(store, roots)
+    candidates = find_candidates(store, roots, current, cwd)
+    stamp = now_ms()
+    with store.write():
+        store.conn.execute("DELETE FROM gc_preview")
+        store.conn.executemany(
+            "INSERT INTO gc_preview(path, size, mtime_ns, reasons, previewed_at) VALUES(?, ?, ?, ?, ?)",
+            [(c.path, c.size, c.mtime_ns, ",".join(c.reasons), stamp) for c in candidates],
+        )
+    return candidates
+
+
+def confirm(store: Store, roots: Iterable[str | os.PathLike[str]],
+            current: str | None = None) -> ConfirmResult:
+    """Delete the journals the last preview listed that are unchanged since; clear the preview."""
+    roots = list(roots)
+    listed = store.rows("SELECT path, size, mtime_ns FROM gc_preview ORDER BY path")
+    result = ConfirmResult(had_preview=bool(listed))
+    current_real = os.path.realpath(current) if current else None
+    for path, size, mtime_ns in listed:
+        reason = unsafe_reason(path, roots)
+        if reason is None and current_real == os.path.realpath(path):
+            reason = "the current session"
+        if reason is None:
+            st = os.lstat(path)
+            if st.st_size != size or st.st_mtime_ns != mtime_ns:
+                reason = "changed since the preview"
+        if reason is not None:
+            result.skipped.append((path, reason))
+            continue
+        try:
+            os.remove(path)
+        except OSError as exc:
+            result.skipped.append((path, exc.strerror or str(exc)))
+            continue
+        indexer.remove_file(store, path)
+        result.deleted.append(path)
+    with store.write():
+        store.conn.execute("DELETE FROM gc_preview")
+    return result
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    value = n / 1024
+    for unit in ("KB", "MB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def _age(hours: float) -> str:
+    return f"{hours:.0f} h" if hours < 48 else f"{hours / 24:.0f} d"
+
+
+def preview_text(candidates: list[Candidate]) -> str:
+    if not candidates:
+        return "no junk journals (never compacted and temporary, empty or with ≤ 2 replies)"
+    lines = []
+    for c in candidates:
+        why = "; ".join(REASONS[r] for r in c.reasons)
+        lines.append(f"{_size(c.size):>9}  {_age(c.age_hours):>5}  {c.path}\n{'':18}{why}")
+    total = sum(c.size for c in candidates)
+    lines.append(f"{len(candidates)} junk journals, {_size(total)}; delete them with "
+                 "`journal-index gc --confirm` (files changed meanwhile are kept)")
+    return "\n".join(lines)
+
+
+def confirm_text(result: ConfirmResult) -> str:
+    if not result.had_preview:
+        return "nothing to delete: run `journal-index gc` first to see the candidates"
+    lines = [f"deleted {p}" for p in result.deleted]
+    lines += [f"kept {p}: {reason}" for p, reason in result.skipped]
+    lines.append(f"deleted {len(result.deleted)} journals, kept {len(result.skipped)}")
+    return "\n".join(lines)

@@ -1,0 +1,362 @@
+"""`journal-index watch`: keep the index up to date while pi writes its journals.
+
+Backfill first (under the lease), then follow the session roots: OS file events (watchdog,
+one recursive observer per root) mark journals dirty; a short debounce coalesces a burst of
+appends into one pass; a periodic rescan (a backfill pass, for whoever holds the lease) catches
+anything the events missed. Dirty journals are a set of paths, so memory stays bounded by the
+number of journals, never by the number of events; the indexer reads in chunks and commits in
+small batches, so write transactions stay short. SIGINT/SIGTERM finish the journal being
+indexed and exit 0 (a second signal interrupts at once; the open batch rolls back).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import apsw
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+
+from journal_index import backfill, indexer
+from journal_index.store import Store, recover
+
+# Opened / closed-without-writing are left out: our own reads would wake us up.
+EVENT_TYPES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent,
+    DirCreatedEvent, DirMovedEvent, DirDeletedEvent,
+]
+JOURNAL_SUFFIX = ".jsonl"
+QUIET, NORMAL, VERBOSE = 0, 1, 2
+
+
+@dataclass
+class WatchOptions:
+    rescan: float = 30.0  # seconds between fallback rescans
+    debounce: float = 0.2  # seconds a burst of events is left to settle
+    events: bool = True  # False: rescans only (file systems without change notification)
+    verbosity: int = NORMAL
+
+
+class Log:
+    """One line per notable event on stderr."""
+
+    def __init__(self, verbosity: int = NORMAL, stream: TextIO | None = None) -> None:
+        self.verbosity = verbosity
+        self.stream = stream or sys.stderr
+
+    def _line(self, level: str, message: str) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        # stderr may be closed (a detached service): logging must never stop the indexer.
+        with contextlib.suppress(OSError, ValueError):
+            print(f"{stamp} journal-index watch: {level}{message}", file=self.stream, flush=True)
+
+    def error(self, message: str) -> None:
+        self._line("error: ", message)
+
+    def info(self, message: str) -> None:
+        if self.verbosity >= NORMAL:
+            self._line("", message)
+
+    def debug(self, message: str) -> None:
+        if self.verbosity >= VERBOSE:
+            self._line("", message)
+
+
+class WriteTimer:
+    """Times every ``store.write()`` block (lock held → commit done) of one store."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self.count = 0
+
+    def wrap(self, store: Store) -> None:
+        original = store.write
+
+        @contextmanager
+        def timed() -> Iterator[apsw.Connection]:
+            with original() as conn:
+                started = time.perf_counter()
+                yield conn
+            elapsed = time.perf_counter() - started
+            self.count += 1
+            self.longest = max(self.longest, elapsed)
+
+        store.write = timed  # type: ignore[method-assign]
+
+
+class Dirty:
+    """Paths that changed since the last pass. A set: a burst of events costs one entry."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paths: set[str] = set()
+        self.since = 0.0  # monotonic time of the oldest unserved change
+        self.wake = threading.Event()
+
+    def add(self, path: str) -> None:
+        with self._lock:
+            if not self._paths:
+                self.since = time.monotonic()
+            self._paths.add(path)
+        self.wake.set()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._paths)
+
+    def take(self) -> list[str]:
+        with self._lock:
+            paths = sorted(self._paths)
+            self._paths.clear()
+            self.wake.clear()
+        return paths
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, dirty: Dirty) -> None:
+        self.dirty = dirty
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory:
+            # A new (or moved-in) project folder: look inside it. Deleted folders are found
+            # by the rescan (and their journals' own delete events).
+            if event.event_type == "created":
+                self.dirty.add(os.fsdecode(event.src_path))
+            elif event.event_type == "moved" and event.dest_path:
+                self.dirty.add(os.fsdecode(event.dest_path))
+            return
+        for raw in (event.src_path, event.dest_path):
+            path = os.fsdecode(raw) if raw else ""
+            if path.endswith(JOURNAL_SUFFIX):
+                self.dirty.add(path)
+
+
+def _journals_in(path: str) -> list[str]:
+    """A dirty path → the journals it stands for (a folder stands for the journals inside)."""
+    if not os.path.isdir(path):
+        return [path] if path.endswith(JOURNAL_SUFFIX) else []
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        found.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(JOURNAL_SUFFIX))
+    return found
+
+
+class Watcher:
+    def __init__(self, store: Store, roots: list[str], options: WatchOptions, log: Log) -> None:
+        self.store = store
+        self.roots = [os.path.abspath(r) for r in roots]
+        self.options = options
+        self.log = log
+        self.timer = WriteTimer()
+        self.timer.wrap(store)
+        self.lease = backfill.Lease(store)
+        self.dirty = Dirty()
+        self.stopping = threading.Event()
+        self.observer: Any = None
+        self.followed: set[str] = set()
+        self.passes = 0
+        self._first_backfill = True
+        self._lease_state = ""  # "", "held", "other": only transitions are logged
+
+    # -- lifecycle -------------------------------------------------------------
+    def request_stop(self) -> None:
+        self.stopping.set()
+        self.dirty.wake.set()
+
+    def run(self) -> int:
+        if self.options.events:
+            self.observer = Observer()
+            self.observer.daemon = True
+            self.observer.start()
+        try:
+            self._loop()
+        finally:
+            if self.observer is not None:
+                self.observer.stop()
+                self.observer.join(timeout=5)
+            try:
+                self.lease.release()
+            except apsw.Error as exc:
+                self.log.error(f"could not release the backfill lease: {exc}")
+            self.log.info(f"stopped; longest write transaction {self.timer.longest * 1000:.1f} ms "
+                          f"over {self.timer.count} transactions")
+        return 0
+
+    def _loop(self) -> None:
+        next_rescan = 0.0  # the first pass is the backfill
+        while not self.stopping.is_set():
+            now = time.monotonic()
+            if now >= next_rescan:
+                self._guard(self._rescan)
+                next_rescan = time.monotonic() + self.options.rescan
+                continue
+            wake_at = next_rescan
+            if self.lease.held:
+                wake_at = min(wake_at, self._renew_due())
+                if now >= self._renew_due():
+                    self._guard(self._keep_lease)
+                    continue
+            self.dirty.wake.wait(timeout=max(0.0, wake_at - now))
+            if self.stopping.is_set():
+                break
+            if len(self.dirty):
+                # Let the burst settle: a busy session costs a few passes a second at most.
+                self.stopping.wait(max(0.0, self.dirty.since + self.options.debounce - time.monotonic()))
+                if not self.stopping.is_set():
+                    self._guard(self._serve)
+
+    def _guard(self, step: Any) -> None:
+        """Run one pass; a failing pass is logged, never fatal (the next one retries)."""
+        try:
+            step()
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            self.log.error(f"the index is damaged ({type(exc).__name__}); starting a new one")
+            self.store = recover(self.store, type(exc).__name__)
+            self.timer.wrap(self.store)
+            self.lease = backfill.Lease(self.store, self.lease.owner)
+            self._lease_state = ""
+        except apsw.BusyError:
+            self.log.error("the index stayed locked by another process; retrying on the next pass")
+        except (apsw.Error, OSError) as exc:
+            self.log.error(f"{type(exc).__name__}: {exc}")
+            self.stopping.wait(1.0)
+
+    # -- passes ----------------------------------------------------------------
+    def _renew_due(self) -> float:
+        # lease.renewed_at is wall-clock; convert the remaining time to monotonic.
+        remaining = self.lease.renewed_at + self.lease.seconds / 2 - time.time()
+        return time.monotonic() + remaining
+
+    def _keep_lease(self) -> None:
+        if not self.lease.renew():
+            self._lease_lost()
+
+    def _lease_lost(self) -> None:
+        if self._lease_state != "other":
+            self.log.info(f"lost the backfill lease to {self.lease.holder}; serving changed journals only")
+        self._lease_state = "other"
+
+    def _follow_roots(self) -> None:
+        if self.observer is None:
+            return
+        for root in self.roots:
+            if root in self.followed or not os.path.isdir(root):
+                continue
+            try:
+                self.observer.schedule(_Handler(self.dirty), root, recursive=True, event_filter=EVENT_TYPES)
+            except OSError as exc:
+                self.log.error(f"no file events for {root} ({exc}); relying on the rescan every "
+                               f"{self.options.rescan:g} s")
+            else:
+                self.log.debug(f"following {root}")
+            self.followed.add(root)
+
+    def _rescan(self) -> None:
+        self._follow_roots()
+        missing = [r for r in self.roots if not os.path.isdir(r)]
+        if missing and self._first_backfill:
+            self.log.info(f"session folder {missing[0]} does not exist yet; checking again at each rescan")
+        if not self.lease.held:
+            if not self.lease.acquire():
+                if self._lease_state != "other":
+                    self.log.info(f"backfill lease held by {self.lease.holder}; serving changed journals "
+                                  f"only, retrying the lease every {self.options.rescan:g} s")
+                    self._lease_state = "other"
+                return
+            taken = f" (taken over from expired {self.lease.took_over})" if self.lease.took_over else ""
+            self.log.info(f"took the backfill lease{taken}")
+            self._lease_state = "held"
+        started = time.perf_counter()
+        first = self._first_backfill
+        out = backfill.backfill(
+            self.store, self.roots, self.lease, stop=self.stopping.is_set,
+            on_result=None if first and self.log.verbosity < VERBOSE else self._log_result,
+            between=self._serve_if_due,
+        )
+        elapsed = time.perf_counter() - started
+        if not out.ran or out.lost:
+            self._lease_lost()
+            return
+        self._first_backfill = False
+        report = out.report
+        if first:
+            self.log.info(f"backfill: {out.done}/{out.total} journals, {report.entries} new entries, "
+                          f"{report.bytes / 1e6:.1f} MB in {elapsed:.2f} s")
+            for error in report.errors:
+                self.log.error(error)
+        else:
+            self.log.debug(f"rescan: {out.total} journals, {out.changed} changed, {elapsed * 1000:.0f} ms")
+
+    def _serve_if_due(self) -> None:
+        if len(self.dirty) and time.monotonic() - self.dirty.since >= self.options.debounce:
+            self._serve()
+
+    def _serve(self) -> None:
+        started = time.perf_counter()
+        paths = list(dict.fromkeys(j for p in self.dirty.take() for j in _journals_in(p)))
+        for path in paths:
+            if self.stopping.is_set():
+                break
+            if not any(path.startswith(r + os.sep) for r in self.roots):
+                continue
+            self._log_result(indexer.index_file(self.store, path))
+        self.passes += 1
+        self.log.debug(f"pass {self.passes}: {len(paths)} journals in "
+                       f"{(time.perf_counter() - started) * 1000:.0f} ms")
+
+    def _log_result(self, r: indexer.FileResult) -> None:
+        if r.error:
+            self.log.error(f"{r.path}: {r.error}")
+        elif r.removed:
+            self.log.info(f"forgot {r.path} (deleted)")
+        elif r.reset:
+            self.log.info(f"reindexed {r.path} after a rewrite: {r.entries} entries")
+        elif r.entries or r.skipped:
+            skipped = f", {r.skipped} lines skipped" if r.skipped else ""
+            self.log.info(f"indexed {r.path}: +{r.entries} entries ({r.bytes} bytes){skipped}")
+        else:
+            self.log.debug(f"unchanged {r.path}")
+
+
+def install_signal_handlers(watcher: Watcher) -> None:
+    """The first SIGINT/SIGTERM asks for a clean stop; a second one interrupts at once."""
+
+    def handle(signum: int, frame: Any) -> None:
+        watcher.log.info(f"got {signal.Signals(signum).name}; finishing the current journal")
+        watcher.request_stop()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handle)
+        signal.signal(signal.SIGTERM, handle)
+
+
+def run(store: Store, roots: list[str], options: WatchOptions | None = None,
+        log: Log | None = None) -> int:
+    """Run until a signal; returns the exit status."""
+    options = options or WatchOptions()
+    watcher = Watcher(store, roots, options, log or Log(options.verbosity))
+    install_signal_handlers(watcher)
+    return watcher.run()

@@ -1,0 +1,370 @@
+"""The memory_context contract: in-process through MemoryTool, and as `journal-index tool`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+from journal_index import query
+from journal_index.tool import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME, MemoryTool, encoded_cwd_dir
+from tests.conftest import FIXTURES
+from tests.helpers import load_secrets
+
+BE_CWD = "/home/dev/Apps/prjct/prjct-be"
+BE_SESSION = "01a08ad4-d880-7548-b534-0b41e2f8cfb5"  # prjct-be: alembic heads
+FLUENTY_SESSION = "01a0c368-7d00-70d3-a243-7f8a8ad189d8"
+FLUENTY_ENTRY = "c670e76f"  # a user entry of the fluenty project (not in any prjct session)
+NOW = "2026-10-15T00:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def fixed_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JOURNAL_INDEX_NOW", NOW)
+
+
+def journal_of(root: Path, session_id: str) -> Path:
+    (path,) = root.glob(f"*/*_{session_id}.jsonl")
+    return path
+
+
+def append_user(path: Path, text: str, entry_id: str) -> None:
+    line = {"type": "message", "id": entry_id, "parentId": None, "timestamp": "2026-10-14T12:00:00.000Z",
+            "message": {"role": "user", "content": text, "timestamp": 1791979200000}}
+    with open(path, "ab") as handle:
+        handle.write(json.dumps(line).encode() + b"\n")
+
+
+def make_tool(db_path: Path, root: Path, **kwargs: Any) -> MemoryTool:
+    kwargs.setdefault("cwd", BE_CWD)
+    return MemoryTool(str(db_path), [root], **kwargs)
+
+
+@pytest.fixture
+def tool(db_path: Path, sessions_root: Path):
+    opened = make_tool(db_path, sessions_root)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def shared_tool(tmp_path_factory: pytest.TempPathFactory):
+    """One tool over one index for read-only tests (the journals are not touched)."""
+    base = tmp_path_factory.mktemp("shared")
+    shutil.copytree(FIXTURES / "sessions", base / "sessions")
+    opened = make_tool(base / "index.db", base / "sessions", max_scope="project")
+    yield opened
+    opened.close()
+
+
+# -- the contract ----------------------------------------------------------------------
+
+def test_description_rides_every_request_so_it_stays_short():
+    assert TOOL_NAME == "memory_context"
+    assert 0 < len(DESCRIPTION) < 200
+
+
+def test_schema_is_closed_and_typed():
+    assert INPUT_SCHEMA["type"] == "object"
+    assert INPUT_SCHEMA["additionalProperties"] is False
+    assert INPUT_SCHEMA["required"] == ["action"]
+    props = INPUT_SCHEMA["properties"]
+    assert set(props) == {"action", "query", "entryId", "sessionId", "since", "until", "scope", "kind",
+                          "offset"}
+    assert props["action"]["enum"] == ["search", "read", "summaries"]
+    assert props["scope"]["enum"] == ["session", "project", "global"]
+    assert props["offset"]["type"] == "integer"
+    assert all(p.get("description") for p in props.values())
+
+
+def test_search_answer_is_compact_and_says_how_to_read_more(tool: MemoryTool):
+    answer = tool.call({"action": "search", "query": "alembic heads"})
+    assert answer.error is None
+    result = answer.result
+    assert result is not None
+    assert set(result) >= {"match", "hint", "scope", "results"}
+    assert result["scope"] == {"kind": "project", "root": "/home/dev/Apps/prjct"}
+    assert 0 < len(result["results"]) <= SEARCH_LIMIT
+    assert len(answer.text) < 8000
+    first = result["results"][0]
+    assert f"entry {first['entryId']}" in answer.text.splitlines()[1]
+    assert f'read more: {{"action":"read","entryId":"{first["entryId"]}"' in answer.text
+    assert answer.text.splitlines()[-1].startswith("index: 26 sessions")
+    assert answer.index is not None and answer.index["sessions"] == 26
+
+
+def test_search_pages_with_offset(tool: MemoryTool):
+    first = tool.call({"action": "search", "query": "token"})
+    assert first.result is not None and first.result["nextOffset"] == SEARCH_LIMIT
+    second = tool.call({"action": "search", "query": "token", "offset": SEARCH_LIMIT})
+    assert second.result is not None
+    ids_one = {r["entryId"] for r in first.result["results"]}
+    ids_two = {r["entryId"] for r in second.result["results"]}
+    assert ids_two and not ids_one & ids_two
+    assert "results 9–" in second.text
+
+
+def test_read_returns_the_verified_entry(tool: MemoryTool):
+    hit = tool.call({"action": "search", "query": "alembic heads"}).result["results"][0]  # type: ignore[index]
+    answer = tool.call({"action": "read", "entryId": hit["entryId"], "sessionId": hit["sessionId"]})
+    assert answer.error is None and answer.result is not None
+    assert answer.result["status"] == "ok"
+    assert answer.result["entryId"] == hit["entryId"]
+    assert "alembic" in answer.result["text"].lower()
+    assert answer.result["text"] in answer.text
+
+
+def test_summaries(tool: MemoryTool):
+    answer = tool.call({"action": "summaries"})
+    assert answer.result is not None
+    kinds = {r["kind"] for r in answer.result["results"]}
+    assert kinds and kinds <= {"compaction", "branch_summary"}
+    assert answer.text.startswith("summaries: results 1–")
+
+
+# -- freshness: the current journal is indexed before every call --------------------
+
+def test_entry_appended_to_the_session_journal_is_found(tool: MemoryTool, sessions_root: Path):
+    assert tool.call({"action": "search", "query": "zeppelin"}).result["results"] == []  # type: ignore[index]
+    append_user(journal_of(sessions_root, BE_SESSION), "the zeppelin migration is next", "feed0001")
+    answer = tool.call({"action": "search", "query": "zeppelin", "sessionId": BE_SESSION})
+    assert [r["entryId"] for r in answer.result["results"]] == ["feed0001"]  # type: ignore[index]
+    assert "(+1 new)" in answer.text
+
+
+def test_entry_appended_to_the_cwds_newest_journal_is_found(tool: MemoryTool, sessions_root: Path):
+    tool.call({"action": "search", "query": "x"})
+    folder = sessions_root / encoded_cwd_dir(BE_CWD)
+    newest = max(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
+    stamp = newest.stat().st_mtime + 10
+    path = journal_of(sessions_root, BE_SESSION)
+    append_user(path, "a quokka in the logs", "feed0002")
+    os.utime(path, (stamp, stamp))  # the journal being written is the newest one
+    answer = tool.call({"action": "search", "query": "quokka"})
+    assert [r["entryId"] for r in answer.result["results"]] == ["feed0002"]  # type: ignore[index]
+    assert answer.index["currentJournal"]["sessionId"] == BE_SESSION  # type: ignore[index]
+
+
+def test_session_file_is_the_current_session(db_path: Path, sessions_root: Path):
+    path = journal_of(sessions_root, BE_SESSION)
+    tool = make_tool(db_path, sessions_root, session_file=str(path), max_scope="session")
+    try:
+        tool.call({"action": "search"})
+        append_user(path, "platypus", "feed0003")
+        answer = tool.call({"action": "search", "query": "platypus"})
+        assert answer.result["scope"]["kind"] == "session"  # type: ignore[index]
+        assert [r["entryId"] for r in answer.result["results"]] == ["feed0003"]  # type: ignore[index]
+        other = tool.call({"action": "search", "sessionId": "01a05d32-b780-77a8-84b6-ccc1caffba94"})
+        assert other.error is not None and other.error["code"] == "scope_not_allowed"
+    finally:
+        tool.close()
+
+
+# -- scope is a boundary ------------------------------------------------------------------
+
+def test_default_max_scope_refuses_global_and_hides_other_projects(tool: MemoryTool):
+    refused = tool.call({"action": "search", "query": "tts", "scope": "global"})
+    assert refused.error is not None and refused.error["code"] == "scope_not_allowed"
+    assert "'project'" in refused.error["message"]
+    assert refused.result is None
+
+    outside = tool.call({"action": "read", "entryId": FLUENTY_ENTRY})
+    missing = tool.call({"action": "read", "entryId": "00000000"})
+    assert outside.result == {"status": "not_found", "entryId": FLUENTY_ENTRY}
+    assert outside.text.replace(FLUENTY_ENTRY, "ID") == missing.text.replace("00000000", "ID")
+    # Naming the other project's session does not open it either.
+    by_session = tool.call({"action": "read", "entryId": FLUENTY_ENTRY, "sessionId": FLUENTY_SESSION})
+    assert by_session.result == {"status": "not_found", "entryId": FLUENTY_ENTRY}
+    scoped = tool.call({"action": "search", "scope": "session", "sessionId": FLUENTY_SESSION})
+    unknown = tool.call({"action": "search", "scope": "session",
+                         "sessionId": "01a00000-0000-0000-0000-000000000000"})
+    assert scoped.error is not None and scoped.error["code"] == "session_not_found"
+    assert unknown.error is not None and unknown.error["code"] == "session_not_found"
+
+
+def test_max_scope_global_allows_both(db_path: Path, sessions_root: Path):
+    tool = make_tool(db_path, sessions_root, max_scope="global")
+    try:
+        found = tool.call({"action": "search", "query": "openai tts", "scope": "global"})
+        assert found.error is None
+        assert any(r["sessionId"] == FLUENTY_SESSION for r in found.result["results"])  # type: ignore[index]
+        read = tool.call({"action": "read", "entryId": FLUENTY_ENTRY, "scope": "global"})
+        assert read.result is not None and read.result["status"] == "ok"
+    finally:
+        tool.close()
+
+
+def test_max_scope_from_env(monkeypatch: pytest.MonkeyPatch, db_path: Path, sessions_root: Path):
+    monkeypatch.setenv("JOURNAL_INDEX_MAX_SCOPE", "session")
+    tool = make_tool(db_path, sessions_root)
+    try:
+        answer = tool.call({"action": "search", "scope": "project"})
+        assert answer.error is not None and answer.error["code"] == "scope_not_allowed"
+        no_session = tool.call({"action": "search"})  # the default narrows to 'session'
+        assert no_session.error is not None and no_session.error["code"] == "missing_argument"
+    finally:
+        tool.close()
+
+
+# -- never raises ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("arguments, code", [
+    ({"action": "forget"}, "bad_argument"),
+    ({}, "missing_argument"),
+    ([1, 2], "bad_argument"),
+    ("search", "bad_argument"),
+    ({"action": "search", "query": 5}, "bad_argument"),
+    ({"action": "search", "offset": "8"}, "bad_argument"),
+    ({"action": "search", "offset": True}, "bad_argument"),
+    ({"action": "search", "offset": -1}, "bad_argument"),
+    ({"action": "search", "offset": 10**12}, "bad_argument"),
+    ({"action": "read", "entryId": "b3318842", "offset": 10**12}, "bad_argument"),
+    ({"action": "read", "entryId": "b3318842", "sessionId": "01a05d32-b780-77a8-84b6-ccc1caffba94",
+      "offset": 10**6}, "bad_argument"),
+    ({"action": "search", "since": "last tuesday"}, "bad_argument"),
+    ({"action": "search", "until": "2026-13-45"}, "bad_argument"),
+    ({"action": "search", "since": "2026-10-02", "until": "2026-10-01"}, "bad_argument"),
+    ({"action": "search", "kind": "thought"}, "bad_argument"),
+    ({"action": "search", "scope": "universe"}, "bad_argument"),
+    ({"action": "search", "sessionId": "../../etc/*"}, "bad_argument"),
+    ({"action": "search", "limit": 3}, "bad_argument"),
+    ({"action": "read"}, "missing_argument"),
+    ({"action": "search", "query": "x" * 5000}, "bad_argument"),
+])
+def test_malformed_arguments_are_error_answers(shared_tool: MemoryTool, arguments: Any, code: str):
+    tool = shared_tool
+    answer = tool.call(arguments)
+    assert answer.error is not None
+    assert answer.error["code"] == code
+    assert answer.error["message"] and answer.error["hint"]
+    assert answer.text.startswith(f"error ({code}): ")
+    assert "hint: " in answer.text
+    assert answer.as_json()["error"] == answer.error
+    assert tool.call({"action": "search", "query": "alembic"}).error is None  # still serving
+
+
+def test_a_broken_index_file_is_set_aside_not_fatal(db_path: Path, sessions_root: Path,
+                                                    capsys: pytest.CaptureFixture[str]):
+    db_path.write_bytes(b"this is not a database" * 100)
+    tool = make_tool(db_path, sessions_root)
+    try:
+        answer = tool.call({"action": "search", "query": "alembic"})
+        assert answer.error is None and answer.result["results"]  # type: ignore[index]
+    finally:
+        tool.close()
+
+
+def test_corruption_found_mid_call_sets_the_index_aside_and_the_next_call_rebuilds(
+        db_path: Path, sessions_root: Path, monkeypatch: pytest.MonkeyPatch):
+    tool = make_tool(db_path, sessions_root)
+    try:
+        assert tool.call({"action": "search", "query": "alembic"}).error is None
+        real_search = query.search
+
+        def corrupt_once(*args: Any, **kwargs: Any) -> Any:
+            monkeypatch.setattr(query, "search", real_search)
+            raise apsw.CorruptError("database disk image is malformed")
+
+        monkeypatch.setattr(query, "search", corrupt_once)  # fault injection: the file went bad mid-query
+        broken = tool.call({"action": "search", "query": "alembic"})
+        assert broken.error is not None and broken.error["code"] == "index_unavailable"
+        assert "rebuilding; retry" in broken.error["message"]
+        assert list(db_path.parent.glob("index.db.corrupt-*"))
+        again = tool.call({"action": "search", "query": "alembic"})
+        assert again.error is None and again.result["results"]  # type: ignore[index]
+    finally:
+        tool.close()
+
+
+def test_an_unusable_index_path_is_an_error_answer(tmp_path: Path, sessions_root: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    tool = MemoryTool(str(blocker / "index.db"), [sessions_root], cwd=BE_CWD)
+    answer = tool.call({"action": "search", "query": "alembic"})
+    assert answer.error is not None and answer.error["code"] == "index_unavailable"
+
+
+def test_missing_session_roots_answer_nothing_found(tmp_path: Path, db_path: Path):
+    tool = MemoryTool(str(db_path), [tmp_path / "nowhere"], cwd=BE_CWD)
+    try:
+        answer = tool.call({"action": "search", "query": "alembic"})
+        assert answer.error is None and answer.result["results"] == []  # type: ignore[index]
+        assert "index: 0 sessions, no current journal found" in answer.text
+    finally:
+        tool.close()
+
+
+# -- redaction -------------------------------------------------------------------------
+
+def test_no_planted_secret_leaves_the_tool(db_path: Path, sessions_root: Path):
+    secrets = load_secrets(FIXTURES)
+    data = json.loads((FIXTURES / "SECRETS.json").read_text())
+    tool = make_tool(db_path, sessions_root, max_scope="global")
+    answers = []
+    try:
+        for secret in data["secrets"]:
+            answers.append(tool.call({"action": "search", "query": secret["value"][:60], "scope": "global"}))
+            answers.append(tool.call({"action": "search", "query": secret["kind"].replace("_", " "),
+                                      "scope": "global"}))
+            for occurrence in secret["occurrences"]:
+                offset: int | None = 0
+                while offset is not None:
+                    page = tool.call({"action": "read", "entryId": occurrence["entryId"], "scope": "global",
+                                      "sessionId": occurrence["sessionId"], "offset": offset})
+                    answers.append(page)
+                    assert page.result is not None and page.result["status"] == "ok", page.text
+                    offset = page.result["nextOffset"]
+        answers.append(tool.call({"action": "summaries", "scope": "global"}))
+    finally:
+        tool.close()
+    dumped = "\n".join(json.dumps(a.as_json(), ensure_ascii=False) for a in answers)
+    for secret in secrets:
+        assert secret not in dumped
+
+
+# -- journal-index tool ------------------------------------------------------------------
+
+def run_tool(db_path: Path, root: Path, *args: str,
+             stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "JOURNAL_INDEX_NOW": NOW}
+    return subprocess.run(
+        [sys.executable, "-m", "journal_index", "--db", str(db_path), "--sessions", str(root), "tool",
+         "--cwd", BE_CWD, *args],
+        input=stdin, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_tool_command_answers_and_sees_a_fresh_entry(db_path: Path, sessions_root: Path):
+    first = run_tool(db_path, sessions_root, '{"action": "search", "query": "alembic heads"}')
+    assert first.returncode == 0, first.stderr
+    answer = json.loads(first.stdout)
+    assert set(answer) == {"text", "result", "index"}
+    assert answer["result"]["results"]
+    append_user(journal_of(sessions_root, BE_SESSION), "wombat deploy checklist", "feed0004")
+    second = run_tool(db_path, sessions_root, stdin=json.dumps(
+        {"action": "search", "query": "wombat", "sessionId": BE_SESSION}))
+    assert second.returncode == 0, second.stderr
+    assert [r["entryId"] for r in json.loads(second.stdout)["result"]["results"]] == ["feed0004"]
+
+
+def test_tool_command_exit_codes(db_path: Path, sessions_root: Path):
+    bad_json = run_tool(db_path, sessions_root, "{action: search")
+    assert bad_json.returncode == 2
+    assert bad_json.stdout == ""
+    assert len(bad_json.stderr.strip().splitlines()) == 1
+    not_object = run_tool(db_path, sessions_root, "[1]")
+    assert not_object.returncode == 2
+    error_answer = run_tool(db_path, sessions_root, '{"action": "search", "scope": "global"}')
+    assert error_answer.returncode == 0, error_answer.stderr
+    answer = json.loads(error_answer.stdout)
+    assert answer["error"]["code"] == "scope_not_allowed"
+    assert answer["text"].startswith("error (scope_not_allowed)")
+    allowed = run_tool(db_path, sessions_root, '{"action": "search", "scope": "global"}',
+                       "--max-scope", "global")
+    assert allowed.returncode == 0 and "result" in json.loads(allowed.stdout)

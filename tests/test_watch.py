@@ -1,0 +1,217 @@
+"""`journal-index watch` as a real process: file events, new folders, rescans, the lease,
+SIGTERM; and the service files that run it."""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+import orjson
+import pytest
+
+from journal_index import backfill, indexer
+from journal_index.store import open_store
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
+REPO = Path(__file__).resolve().parent.parent
+DEADLINE = 10.0
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    target = tmp_path / "sessions"
+    shutil.copytree(FIXTURES, target)
+    return target
+
+
+def user_line(entry_id: str, text: str) -> bytes:
+    return orjson.dumps({
+        "type": "message", "id": entry_id, "parentId": None, "timestamp": "2026-10-20T10:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+    }) + b"\n"
+
+
+def header_line(session_id: str, cwd: str) -> bytes:
+    return orjson.dumps({"type": "session", "version": 3, "id": session_id,
+                         "timestamp": "2026-10-20T09:59:00.000Z", "cwd": cwd}) + b"\n"
+
+
+def matches(db: Path, word: str) -> int:
+    if not db.exists():
+        return 0
+    conn = apsw.Connection(str(db))
+    conn.set_busy_timeout(5000)
+    try:
+        return int(conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
+                                (f'"{word}"',)).fetchone()[0])
+    except apsw.SQLError:  # the schema is not there yet
+        return 0
+    finally:
+        conn.close()
+
+
+def wait_for(predicate, what: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        assert proc.poll() is None, f"watch exited early:\n{log.read_text()}"
+        time.sleep(0.05)
+    raise AssertionError(f"{what} not seen within {DEADLINE} s; watch log:\n{log.read_text()}")
+
+
+def start_watch(db: Path, root: Path, log: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "journal_index", "--db", str(db), "--sessions", str(root), "watch", *extra],
+        stdout=subprocess.DEVNULL, stderr=log.open("wb"), env=env,
+    )
+
+
+def stop(proc: subprocess.Popen, log: Path) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    assert code == 0, log.read_text()
+
+
+def entry_rows(db: Path, root: Path) -> list[tuple]:
+    conn = apsw.Connection(str(db))
+    try:
+        rows = conn.execute("SELECT f.path, e.entry_id, e.offset, e.length, e.kind FROM entries e "
+                            "JOIN files f ON f.id = e.file_id").fetchall()
+        terms = conn.execute("SELECT count(*) FROM entries_fts").fetchone()[0]
+    finally:
+        conn.close()
+    return [*sorted((os.path.relpath(p, root), *rest) for p, *rest in rows), ("fts-rows", terms)]
+
+
+def scratch_rows(tmp_path: Path, root: Path) -> list[tuple]:
+    db = tmp_path / "scratch.db"
+    store = open_store(str(db))
+    try:
+        indexer.index_files(store, indexer.discover([root]))
+    finally:
+        store.close()
+    return entry_rows(db, root)
+
+
+def test_watch_follows_appends_and_new_folders_and_stops_cleanly(tmp_path, root):
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    proc = start_watch(db, root, log, "--rescan", "600")  # events only: no rescan during the test
+    try:
+        wait_for(lambda: b"backfill:" in log.read_bytes(), "the backfill", proc, log)
+        journal = Path(indexer.discover([root])[-1])  # the oldest journal
+        with journal.open("ab") as handle:
+            handle.write(user_line("aa000001", "zebrafrobnicate the gateway"))
+        wait_for(lambda: matches(db, "zebrafrobnicate") == 1, "the appended line", proc, log)
+
+        folder = root / "--home-dev-Apps-brandnew--"
+        folder.mkdir()
+        fresh = folder / "2026-10-20T09-59-00-000Z_01a1f000-0000-7000-8000-000000000001.jsonl"
+        fresh.write_bytes(header_line("01a1f000-0000-7000-8000-000000000001", "/home/dev/Apps/brandnew")
+                          + user_line("bb000001", "quuxblorpify the parser"))
+        wait_for(lambda: matches(db, "quuxblorpify") == 1, "the new journal", proc, log)
+
+        # A burst of appends to a live journal: each line lands, none twice.
+        with fresh.open("ab") as handle:
+            for i in range(40):
+                handle.write(user_line(f"cc{i:06d}", f"burstword{i % 2} line {i}"))
+                handle.flush()
+                time.sleep(0.005)
+        wait_for(lambda: matches(db, "burstword1") == 20 and matches(db, "burstword0") == 20,
+                 "the burst", proc, log)
+    finally:
+        if proc.poll() is None:
+            stop(proc, log)
+    text = log.read_text()
+    assert "longest write transaction" in text
+    conn = apsw.Connection(str(db))
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert entry_rows(db, root) == scratch_rows(tmp_path, root)
+
+
+def test_watch_without_events_finds_changes_by_rescanning(tmp_path, root):
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    proc = start_watch(db, root, log, "--no-events", "--rescan", "1")
+    try:
+        wait_for(lambda: b"backfill:" in log.read_bytes(), "the backfill", proc, log)
+        journal = Path(indexer.discover([root])[0])
+        with journal.open("ab") as handle:
+            handle.write(user_line("dd000001", "rescanfoundme please"))
+        wait_for(lambda: matches(db, "rescanfoundme") == 1, "the appended line", proc, log)
+    finally:
+        if proc.poll() is None:
+            stop(proc, log)
+
+
+def test_watch_serves_events_but_does_not_backfill_while_another_holds_the_lease(tmp_path, root):
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    store = open_store(str(db))
+    store.set_meta(backfill.LEASE_KEY, f"elsewhere:42:beef@{int(time.time()) + 600}")
+    store.close()
+    proc = start_watch(db, root, log, "--rescan", "1")
+    try:
+        wait_for(lambda: b"held by elsewhere:42:beef" in log.read_bytes(), "the lease refusal", proc, log)
+        journal = Path(indexer.discover([root])[3])
+        with journal.open("ab") as handle:
+            handle.write(user_line("ee000001", "servedwithoutlease now"))
+        wait_for(lambda: matches(db, "servedwithoutlease") == 1, "the served journal", proc, log)
+        time.sleep(1.5)  # at least one rescan: it must not backfill
+        conn = apsw.Connection(str(db))
+        try:
+            paths = [p for (p,) in conn.execute("SELECT path FROM files")]
+        finally:
+            conn.close()
+        assert paths == [str(journal)]
+    finally:
+        if proc.poll() is None:
+            stop(proc, log)
+    store = open_store(str(db))
+    try:
+        assert store.get_meta(backfill.LEASE_KEY).startswith("elsewhere:")  # not ours to release
+    finally:
+        store.close()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "journal_index", *args], capture_output=True, text=True,
+                          env=env, timeout=60)
+
+
+def test_service_files_run_watch(tmp_path):
+    unit = run_cli("--db", str(tmp_path / "i.db"), "service", "--print", "systemd")
+    assert unit.returncode == 0, unit.stderr
+    exec_start = next(line for line in unit.stdout.splitlines() if line.startswith("ExecStart="))
+    command = exec_start.removeprefix("ExecStart=").split()
+    assert os.path.isabs(command[0]) and command[-1] == "watch"
+    assert str(tmp_path / "i.db") in command
+    assert "Restart=on-failure" in unit.stdout and "WantedBy=default.target" in unit.stdout
+
+    plist = run_cli("service", "--print", "launchd")
+    assert plist.returncode == 0, plist.stderr
+    agent = plistlib.loads(plist.stdout.encode())
+    assert agent["Label"] == "dev.journal-index.watch"
+    assert agent["KeepAlive"] is True and agent["RunAtLoad"] is True
+    assert os.path.isabs(agent["ProgramArguments"][0]) and agent["ProgramArguments"][-1] == "watch"
+
+    bad = run_cli("service", "--print", "upstart")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().count("\n") == 0
+    assert "systemd" in bad.stderr and "launchd" in bad.stderr
