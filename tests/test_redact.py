@@ -1,0 +1,352 @@
+"""Secret redaction: the corpus, the planted fixture secrets, idempotence, hostile input, pieces."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from journal_index import redact as R
+from journal_index.formats import Entry, pi
+from journal_index.redact import Hit, redact, redact_with_hits
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "fixtures"
+CORPUS = HERE / "redact_corpus"
+
+
+def _load(name: str) -> list[dict[str, str]]:
+    return [json.loads(line) for line in (CORPUS / name).read_text().splitlines() if line.strip()]
+
+
+POSITIVES = _load("positives.jsonl")
+NEGATIVES = _load("negatives.jsonl")
+
+
+def _json_escaped(s: str) -> str:
+    return json.dumps(s)[1:-1]
+
+
+# Each case is checked alone and inside the shapes a transcript wraps it in.
+def _contexts(text: str) -> dict[str, tuple[str, Any]]:
+    """name → (text to redact, how a value appears in it)."""
+    same = lambda v: v  # noqa: E731
+    return {
+        "alone": (text, same),
+        "prose": (f"Here is what the logs show:\n{text}\nDoes that look right to you?", same),
+        "shell": (f"$ cd /srv/app && ./run.sh\n{text}\n$ echo $?\n0", same),
+        "indented": ("\n".join("    " + line for line in text.split("\n")), same),
+        # A tool call's arguments or a JSON tool result: newlines and quotes escaped.
+        "json": (json.dumps({"type": "text", "text": text}), _json_escaped),
+    }
+
+
+def _leaks(case: dict[str, str]) -> list[str]:
+    problems = []
+    for name, (text, shape) in _contexts(case["text"]).items():
+        out = redact(text)
+        if shape(case["secret"]) in out:
+            problems.append(f"{name}: secret survives")
+        if "[REDACTED:" not in out:
+            problems.append(f"{name}: no marker")
+        if case.get("key") and shape(case["key"]) not in out:
+            problems.append(f"{name}: key name lost")
+        if name == "alone" and f"[REDACTED:{case['kind']}]" not in out:
+            problems.append(f"alone: expected kind {case['kind']}, got {out!r}")
+    return problems
+
+
+def _false_positive(case: dict[str, str]) -> list[str]:
+    return [name for name, (text, _) in _contexts(case["text"]).items() if redact(text) != text]
+
+
+def test_corpus_size() -> None:
+    assert len(POSITIVES) >= 150
+    assert len({c["kind"] for c in POSITIVES}) >= 35
+    assert len(NEGATIVES) >= 50
+    # Every value is unique and none is a substring of its own surroundings by accident.
+    assert len({c["secret"] for c in POSITIVES}) == len(POSITIVES)
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=lambda c: f"{c['id']}-{c['kind']}")
+def test_positive(case: dict[str, str]) -> None:
+    assert _leaks(case) == []
+
+
+@pytest.mark.parametrize("case", NEGATIVES, ids=lambda c: f"{c['id']}-{c['category']}")
+def test_negative(case: dict[str, str]) -> None:
+    assert _false_positive(case) == [], redact(case["text"])
+
+
+def test_recall_and_false_positives() -> None:
+    missed = [c["id"] for c in POSITIVES if _leaks(c)]
+    flagged = [c["id"] for c in NEGATIVES if _false_positive(c)]
+    kinds = {c["kind"] for c in POSITIVES}
+    recall = 1 - len(missed) / len(POSITIVES)
+    print(
+        f"\nredaction corpus: {len(POSITIVES)} positives over {len(kinds)} kinds, recall {recall:.1%} "
+        f"(missed {missed}); {len(NEGATIVES)} negatives, {len(flagged)} false positives {flagged}"
+    )
+    assert missed == []
+    assert flagged == []
+
+
+def test_every_rule_kind_is_exercised() -> None:
+    seen = set()
+    for case in POSITIVES:
+        seen.update(h.kind for h in redact_with_hits(case["text"])[1])
+    # Only the aliases of the authorization rule (by scheme) may go unseen.
+    assert {r.kind for r in R.RULES} - seen <= {"authorization_header"}
+
+
+def test_finder_and_resolver_agree() -> None:
+    """RE2 finds each match and re resolves it; on the corpus they must never disagree."""
+    before = R.engine().disagreements
+    for case in POSITIVES + NEGATIVES:
+        for text, _ in _contexts(case["text"]).values():
+            redact(text)
+    assert R.engine().disagreements == before
+
+
+# --- the secrets planted in the fixture journals -----------------------------------------------
+
+
+def _field(obj: Any, path: str) -> Any:
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        obj = obj[int(part[1:-1])] if part.startswith("[") else obj[part]
+    return obj
+
+
+def _occurrences() -> list[tuple[str, str, str, bytes]]:
+    planted = json.loads((FIXTURES / "SECRETS.json").read_text())
+    found = []
+    for secret in planted["secrets"]:
+        for occ in secret["occurrences"]:
+            for line in (FIXTURES / occ["file"]).read_bytes().splitlines():
+                obj = json.loads(line)
+                if obj.get("id") == occ["entryId"]:
+                    probes = [secret["value"]] + ([secret["probe"]] if secret.get("probe") else [])
+                    for probe in probes:
+                        found.append((secret["id"], probe, _field(obj, occ["field"]), line))
+    return found
+
+
+OCCURRENCES = _occurrences()
+
+
+def test_fixture_secrets_are_all_found() -> None:
+    planted = json.loads((FIXTURES / "SECRETS.json").read_text())
+    assert planted["count"] == 19
+    assert {sid for sid, *_ in OCCURRENCES} == {s["id"] for s in planted["secrets"]}
+
+
+@pytest.mark.parametrize("sid,probe,text,line", OCCURRENCES, ids=[o[0] for o in OCCURRENCES])
+def test_fixture_secret(sid: str, probe: str, text: str, line: bytes) -> None:
+    assert probe in text
+    assert probe not in redact(text)
+    # And as the indexer sees it: the entry text (tool arguments are JSON there).
+    entry = pi.parse_line(line, 0)
+    assert isinstance(entry, Entry)
+    assert probe not in redact(entry.text)
+    assert _json_escaped(probe) not in redact(entry.text)
+
+
+def test_fixture_journals_are_stable() -> None:
+    """Every indexed text of the fixtures: redaction is idempotent and never grows a secret."""
+    for path in sorted((FIXTURES / "sessions").rglob("*.jsonl")):
+        for offset, line in enumerate(path.read_bytes().splitlines()):
+            entry = pi.parse_line(line, offset)
+            if isinstance(entry, Entry):
+                once = redact(entry.text)
+                assert redact(once) == once
+
+
+# --- properties --------------------------------------------------------------------------------
+
+
+def test_verdict_cache_changes_nothing() -> None:
+    """Verdicts are reused by context; a reused verdict must equal a fresh one."""
+    fresh = R.Engine("re2", cache=False)
+    texts = ["data:\n  -----BEGIN RSA PRIVATE KEY-----\n"] * 2  # once a key collision
+    texts += [text for case in POSITIVES + NEGATIVES for text, _ in _contexts(case["text"]).values()]
+    for text in texts:
+        assert redact(text) == fresh.redact(text)[0]
+        assert redact(text) == fresh.redact(text)[0]
+
+
+def test_redact_is_redact_with_hits() -> None:
+    for case in POSITIVES + NEGATIVES:
+        assert redact(case["text"]) == redact_with_hits(case["text"])[0]
+
+
+def test_hits_point_at_markers() -> None:
+    text = "AWS_SECRET_ACCESS_KEY=" + "a1B2" * 10 + " and é ghp_" + "x1Y2" * 9
+    out, hits = redact_with_hits(text)
+    assert [h.kind for h in hits] == ["aws_secret_access_key", "github_token"]
+    for hit in hits:
+        assert isinstance(hit, Hit)
+        assert out[hit.start : hit.end] == f"[REDACTED:{hit.kind}]"
+    assert redact(text) == out
+
+
+def test_idempotent_on_corpus() -> None:
+    for case in POSITIVES + NEGATIVES:
+        for text, _ in _contexts(case["text"]).values():
+            once = redact(text)
+            assert redact(once) == once, case["id"]
+
+
+def test_markers_only_name_kinds() -> None:
+    for case in POSITIVES:
+        for kind in re.findall(r"\[REDACTED:([^\]]*)\]", redact(case["text"])):
+            assert kind in R.KINDS
+
+
+def test_empty_and_clean_text_is_returned_as_is() -> None:
+    assert redact("") == ""
+    text = "nothing to see here, just prose about a cat"
+    assert redact(text) is text
+    assert redact_with_hits(text) == (text, [])
+
+
+_secretish = st.sampled_from(
+    [
+        "password=",
+        "token: ",
+        "Authorization: Bearer ",
+        "ghp_",
+        "-----BEGIN RSA PRIVATE KEY-----\n",
+        "-----END RSA PRIVATE KEY-----",
+        "://u:",
+        "@",
+        "eyJ",
+        ".",
+        "\\n",
+        '\\"',
+        '"',
+        "'",
+        "`",
+        "=",
+        ":",
+        "[REDACTED:token]",
+        "data:\n  ",
+        "kind: Secret\n",
+        "sk-",
+        "_",
+        "-",
+        " ",
+        "\n",
+        "AKIA",
+        "mysql -p",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.one_of(_secretish, st.text(max_size=20), st.text(alphabet="aA1+/=_-", max_size=40)), max_size=30).map(
+        "".join
+    )
+)
+def test_property_never_raises_and_is_idempotent(text: str) -> None:
+    before = R.engine().disagreements
+    once = redact(text)
+    assert redact(once) == once
+    out, hits = redact_with_hits(text)
+    assert out == once
+    for hit in hits:
+        assert out[hit.start : hit.end] == f"[REDACTED:{hit.kind}]"
+    assert R.engine().disagreements == before  # RE2 and re saw the same matches
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_property_arbitrary_unicode(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+
+
+# --- hostile input and big texts ---------------------------------------------------------------
+
+SIZE = 10_000_000
+
+
+def _hostile() -> dict[str, str]:
+    b64 = "QWxhZGRpbjpvcGVuIHNlc2FtZQ+/="
+    return {
+        "a": "a" * SIZE,
+        "=": "=" * SIZE,
+        ":": ":" * SIZE,
+        "-": "-" * SIZE,
+        "base64": (b64 * (SIZE // len(b64) + 1))[:SIZE],
+        "password=": ("password=" * (SIZE // 9 + 1))[:SIZE],
+        "token: ": ("token: " * (SIZE // 7 + 1))[:SIZE],
+        "password=$": ("password=$" * (SIZE // 10 + 1))[:SIZE],
+        "pem heads": ("-----BEGIN RSA PRIVATE KEY-----\n" * (SIZE // 32 + 1))[:SIZE],
+        "url": "https://u:" + "p" * SIZE,
+        "mysql": ("mysql " * (SIZE // 6 + 1))[:SIZE],
+        "eyJ-": ("eyJ-" * (SIZE // 4 + 1))[:SIZE],
+        "pem without end": "-----BEGIN RSA PRIVATE KEY-----\n" + ("QUJD" * 16 + "\n") * (SIZE // 65),
+        "secret data block": "kind: Secret\ndata:\n" + "  k: djE=\n" * (SIZE // 10),
+        "authorization": ("Authorization: " * (SIZE // 15 + 1))[:SIZE],
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(_hostile()))
+def test_hostile_input_is_linear(name: str) -> None:
+    text = _hostile()[name]
+    start = time.perf_counter()
+    out = redact(text)
+    elapsed = time.perf_counter() - start
+    print(f"\nhostile {name!r}: {len(text) / 1e6:.0f} MB in {elapsed:.2f} s")
+    assert elapsed < 10
+    assert len(out) <= len(text) + 100 * text.count("\n") + 10_000_000  # sanity: output is bounded
+
+
+def test_long_line_of_secrets_stays_fast() -> None:
+    line = " ".join(f"password=a{i}B" for i in range(20_000))  # 20 000 real hits on one line
+    start = time.perf_counter()
+    out = redact(line)
+    assert time.perf_counter() - start < 5
+    assert out.count("[REDACTED:password]") == 20_000
+
+
+def _pem(lines: int = 30) -> tuple[str, str]:
+    body = [f"MIIE{i:04d}" + "Qk1Nx7ab" * 7 for i in range(lines)]
+    return "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----\n", body[lines // 2]
+
+
+@pytest.mark.parametrize("depth", [60, 400, 1200, 1900])
+def test_pem_across_a_piece_boundary(depth: int) -> None:
+    """A PEM block that the 1 MiB piece boundary would cut ``depth`` characters into."""
+    pem, probe = _pem()
+    filler_line = "some ordinary log line with words and numbers 12345\n"
+    head = filler_line * ((R.PIECE_SIZE - depth) // len(filler_line))
+    text = head + pem + filler_line * 50_000
+    assert len(head) < R.PIECE_SIZE < len(head) + len(pem)
+    out = redact(text)
+    assert probe not in out
+    assert out.count("[REDACTED:private_key]") == 1
+    assert out.endswith(filler_line * 50_000)
+
+
+def test_pieces_cover_the_text_at_line_boundaries() -> None:
+    text = ("x" * 100 + "\n") * 30_000 + "  indented\n" * 10
+    pieces = list(R._pieces(text, size=50_000))
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
+    for (_, a_end), (b_start, _) in zip(pieces, pieces[1:], strict=False):
+        assert a_end == b_start and text[a_end - 1] == "\n"
+
+
+def test_yaml_secret_across_a_piece_boundary() -> None:
+    block = "apiVersion: v1\nkind: Secret\ndata:\n" + "".join(f"  k{i}: c2VjcmV0dmFsdWU{i:05d}\n" for i in range(40))
+    filler = "ordinary line\n" * ((R.PIECE_SIZE - 300) // 14)
+    out = redact(filler + block + filler)
+    assert "c2VjcmV0dmFsdWU" not in out
