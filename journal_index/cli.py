@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,7 +17,7 @@ import apsw
 import click
 import orjson
 
-from journal_index import indexer, query, render
+from journal_index import __version__, indexer, query, render
 from journal_index.config import ConfigError, default_db_path, default_sessions_roots
 from journal_index.redact import redact_with_hits
 from journal_index.scope import ScopeError, resolve_scope
@@ -143,7 +140,7 @@ def build_filters(app: App, cwd: str | None, scope: str, session_id: str | None,
               help="Index file (env JOURNAL_INDEX_DB; default: a file in the user cache folder).")
 @click.option("--sessions", multiple=True, type=click.Path(),
               help="A session root (repeatable; env JOURNAL_INDEX_SESSIONS; default: pi's sessions folder).")
-@click.version_option(package_name="journal-index")
+@click.version_option(version=__version__, prog_name="journal-index")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, sessions: tuple[str, ...]) -> None:
     """Search a coding agent's past sessions and read them back verbatim."""
@@ -233,7 +230,7 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str, se
     """Find entries by words (all words first, then any); no words lists the newest."""
     app.ensure_indexed()
     filters = build_filters(app, cwd, scope, session_id, since, until, kinds)
-    result = query.search(app.store(), " ".join(words), filters, limit=limit)
+    result = query.search(app.store(), " ".join(words), filters, limit=limit, roots=app.roots)
     if as_json:
         emit_json(result.as_json())
     else:
@@ -254,7 +251,8 @@ def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: 
     """Read one entry verbatim (redacted), 16,000 characters a page."""
     app.ensure_indexed()
     resolved = resolve_scope(app.store(), scope, cwd or os.getcwd(), session_id)
-    answer = query.read(app.store(), entry_id, resolved, session_id=session_id, offset=offset)
+    answer = query.read(app.store(), entry_id, resolved, session_id=session_id, offset=offset,
+                        roots=app.roots)
     emit_json(answer) if as_json else click.echo(render.read_text(answer))
     if answer["status"] != "ok":
         sys.exit(1 if answer["status"] != "ambiguous" else 3)
@@ -270,7 +268,7 @@ def summaries_cmd(app: App, cwd: str | None, scope: str, session_id: str | None,
     """Compaction and branch summaries, newest first."""
     app.ensure_indexed()
     filters = build_filters(app, cwd, scope, session_id, since, until, kinds)
-    result = query.summaries(app.store(), filters, limit=limit)
+    result = query.summaries(app.store(), filters, limit=limit, roots=app.roots)
     if as_json:
         emit_json(result.as_json(with_match=False))
     else:
@@ -305,6 +303,8 @@ def export_cmd(app: App, table: str, fmt: str) -> None:
     """
     app.store()  # create or migrate it first, so the table exists
     app.close()
+    import subprocess
+
     flags = {"json": [], "nl": ["--nl"], "csv": ["--csv"], "tsv": ["--tsv"]}[fmt]
     done = subprocess.run([sys.executable, "-m", "sqlite_utils", "rows", app.db_path, table, *flags],
                           check=False)
@@ -327,6 +327,9 @@ DEMO_QUERY = "rate limit per token"
 @click.pass_context
 def demo_cmd(ctx: click.Context) -> None:
     """Index the bundled sample journals into a temporary index and show what a user sees."""
+    import shutil
+    import tempfile
+
     sessions = bundled_sessions()
     if not sessions.is_dir():
         raise click.ClickException(f"the bundled sample journals are missing ({sessions})")

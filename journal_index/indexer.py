@@ -13,19 +13,22 @@ worker processes while this process only writes, in file order, so the cursor ru
 
 from __future__ import annotations
 
+import errno
 import hashlib
-import multiprocessing
 import os
+import stat
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.pool import AsyncResult
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from journal_index.extract import Extracted, extract_block
 from journal_index.formats import Header, JournalFormat, get_format
 from journal_index.store import Store
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult
 
 CHUNK_BYTES = 1 << 20
 ANCHOR_BYTES = 4096
@@ -124,6 +127,18 @@ def _read_first_line(handle: BinaryIO) -> bytes | None:
     return b"".join(parts)[:MAX_LINE_BYTES]
 
 
+def open_journal(path: str) -> BinaryIO:
+    """Open a journal for reading; a FIFO, socket or device is refused instead of blocking on it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _bytes_before(fd: int, cursor: int) -> bytes:
     size = min(cursor, ANCHOR_BYTES)
     return os.pread(fd, size, cursor - size) if size else b""
@@ -184,11 +199,15 @@ class _Journal:
         if not self.rebuild and known is not None and known[2] == st.st_size and known[3] == st.st_mtime_ns:
             self.result.unchanged = True
             return False
-        handle = open(self.path, "rb")  # noqa: SIM115 - kept open across blocks, closed by close()
+        handle = open_journal(self.path)  # kept open across blocks, closed by close()
         self.handle, self.stat = handle, st
         header_line = _read_first_line(handle)
         if header_line is None:
             self.close()
+            if known is not None and known[1] > 0:
+                # Cut back to (part of) its header line: nothing indexed from it is there any more.
+                self.file_id = known[0]
+                self._reset(None, fingerprint(b""))
             return False  # the header is still being written
         head_hash = fingerprint(header_line)
         header = self.fmt.parse_header(header_line)
@@ -395,6 +414,8 @@ def index_files(
 
 def _index_in_parallel(store: Store, paths: list[str], workers: int, report: IndexReport,
                        progress: Callable[[FileResult], None] | None) -> None:
+    import multiprocessing  # here, not at the top: a CLI query need not pay for it
+
     # forkserver: workers never inherit this process's SQLite connection or threads.
     context = multiprocessing.get_context("forkserver")
     in_flight: deque[tuple[_Journal, Block | None, AsyncResult[Extracted] | None]] = deque()

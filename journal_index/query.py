@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from typing import Any
@@ -19,11 +20,11 @@ import apsw
 from journal_index.config import now_ms
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.formats import Entry, get_format
-from journal_index.indexer import index_file
+from journal_index.indexer import index_file, open_journal
 from journal_index.redact import redact
 from journal_index.scope import Scope
 from journal_index.store import Store
-from journal_index.text_forms import content_groups, match_all, match_any, query_groups
+from journal_index.text_forms import content_groups, indexed_part, match_all, match_any, query_groups
 
 KINDS = ("user", "assistant", "tool_result", "bash", "custom", "compaction", "branch_summary",
          "context_edit")
@@ -158,8 +159,11 @@ def _hits(rows: list[tuple[Any, ...]]) -> list[Hit]:
 class Reader:
     """Re-reads and verifies journal lines, and tokenizes for excerpts, over one store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, roots: Sequence[str | os.PathLike[str]] | None = None) -> None:
         self.store = store
+        # Journals are only opened where they resolve inside these folders (None: anywhere,
+        # for in-process callers and tests); a tampered path or a symlink out reads as unavailable.
+        self.roots = None if roots is None else [os.path.realpath(os.fspath(r)) for r in roots]
         self._tokenizer = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
 
     def tokenize(self, text: str) -> list[str]:
@@ -170,10 +174,22 @@ class Reader:
     def query_terms(self, groups: list[list[str]]) -> set[str]:
         return {token for group in groups for token in self.tokenize(" ".join(group))}
 
+    def resolve(self, path: str) -> str | None:
+        """The path to open (symlinks and ``..`` resolved), or None when it lies outside the roots."""
+        if self.roots is None:
+            return path
+        real = os.path.realpath(path)
+        if any(real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots):
+            return real
+        return None
+
     def verified_text(self, hit: Hit) -> str | None:
         """The redacted text of the entry at the hit's place, or None if the line is not it."""
+        path = self.resolve(hit.path)
+        if path is None:
+            return None
         try:
-            with open(hit.path, "rb") as handle:
+            with open_journal(path) as handle:
                 line = os.pread(handle.fileno(), hit.length, hit.offset)
         except OSError:
             return None
@@ -228,13 +244,16 @@ def _with_excerpts(store: Store, reader: Reader, hits: list[Hit], terms: set[str
         if text is None:
             stale.add(hit.path)
             continue
-        excerpt: Excerpt = make_excerpt(text, terms, reader.tokenize)
+        # Only the indexed part can hold the matched terms; a giant entry is not collapsed whole.
+        excerpt: Excerpt = make_excerpt(indexed_part(text), terms, reader.tokenize)
         hit.excerpt, hit.spans = excerpt.text, excerpt.spans
     if not stale:
         return hits
     if retry:
         changed = False
         for path in stale:
+            if reader.resolve(path) is None:
+                continue  # never reindex (read) a journal outside the roots
             result = index_file(store, path, rebuild=True)
             changed = changed or result.reset or result.removed or result.entries > 0
         if changed:
@@ -287,10 +306,10 @@ def _find(store: Store, groups: list[list[str]], filters: Filters, limit: int,
 
 
 def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
-           now: int | None = None) -> SearchResult:
+           now: int | None = None, roots: Sequence[str | os.PathLike[str]] | None = None) -> SearchResult:
     if limit < 1:
         raise QueryError("limit must be at least 1")
-    reader = Reader(store)
+    reader = Reader(store, roots)
     groups = query_groups(query or "")
     terms = reader.query_terms(groups)
     for attempt in (0, 1):
@@ -304,10 +323,11 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def summaries(store: Store, filters: Filters, limit: int = 10) -> SearchResult:
+def summaries(store: Store, filters: Filters, limit: int = 10,
+              roots: Sequence[str | os.PathLike[str]] | None = None) -> SearchResult:
     kinds = tuple(k for k in filters.kinds if k in SUMMARY_KINDS) or SUMMARY_KINDS
     narrowed = Filters(filters.scope, filters.since, filters.until, kinds, filters.session_id)
-    reader = Reader(store)
+    reader = Reader(store, roots)
     for attempt in (0, 1):
         hits = _newest(store, narrowed, limit)
         done = _with_excerpts(store, reader, hits, set(), retry=attempt == 0)
@@ -334,11 +354,12 @@ def _choose(candidates: list[Hit], session_id: str | None) -> Hit | list[Hit] | 
 
 
 def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = None,
-         offset: int = 0, page_chars: int = PAGE_CHARS) -> dict[str, Any]:
-    """One entry's verified, redacted text, a page at a time."""
+         offset: int = 0, page_chars: int = PAGE_CHARS,
+         roots: Sequence[str | os.PathLike[str]] | None = None) -> dict[str, Any]:
+    """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``)."""
     if offset < 0:
         raise QueryError("offset must be 0 or more")
-    reader = Reader(store)
+    reader = Reader(store, roots)
     for attempt in (0, 1):
         chosen = _choose(_candidates(store, entry_id, scope), session_id)
         if chosen is None:
@@ -358,7 +379,7 @@ def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = Non
             }
         text = reader.verified_text(chosen)
         if text is None:
-            if attempt == 0:
+            if attempt == 0 and reader.resolve(chosen.path) is not None:
                 index_file(store, chosen.path, rebuild=True)
                 continue
             return {"status": "unavailable", "entryId": entry_id,

@@ -91,7 +91,7 @@ def status_text(info: dict[str, Any]) -> str:
     ]
     backfill = info.get("backfill")
     if backfill:
-        state = "finished" if backfill.get("finishedAt") else "running"
+        state = backfill.get("state") or ("finished" if backfill.get("finishedAt") else "running")
         rows.append(f"backfill     {backfill['done']}/{backfill['total']} journals ({state})")
     rows.append(f"sqlite       {info['sqliteVersion']} (apsw {info['apswVersion']})")
     return "\n".join(rows)

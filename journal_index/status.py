@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import apsw
@@ -20,18 +21,36 @@ def db_bytes(path: str) -> int:
     return total
 
 
+def _lease_alive(store: Store) -> bool:
+    """Whether some backfiller holds an unexpired lease (``owner@expiry-epoch-seconds``)."""
+    raw = store.get_meta("backfill_lease") or ""
+    try:
+        return float(raw.rpartition("@")[2]) > time.time()
+    except ValueError:
+        return False
+
+
 def backfill_progress(store: Store) -> dict[str, Any] | None:
-    """The progress the backfill last stored, as {"done", "total", "finishedAt"}."""
+    """The progress the backfill last stored: {"done", "total", "finishedAt", "state"}.
+
+    ``state`` is "finished", "running" (a live lease backs it) or "interrupted" (the
+    backfiller stopped or died mid-pass; the next `watch` or `index` completes it).
+    """
     raw = store.get_meta("backfill_progress")
     if not raw:
         return None
     done, _, rest = raw.partition("/")
     total, _, finished = rest.partition("@")
     try:
-        return {"done": int(done), "total": int(total),
-                "finishedAt": int(finished) if finished else None}
+        progress: dict[str, Any] = {"done": int(done), "total": int(total),
+                                    "finishedAt": int(finished) if finished else None}
     except ValueError:
         return None
+    if progress["finishedAt"] is not None:
+        progress["state"] = "finished"
+    else:
+        progress["state"] = "running" if _lease_alive(store) else "interrupted"
+    return progress
 
 
 def status(store: Store) -> dict[str, Any]:

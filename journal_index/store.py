@@ -109,6 +109,19 @@ class Store:
             yield self.conn
         self.longest_write = max(self.longest_write, time.perf_counter() - started)
 
+    @contextmanager
+    def time_limit(self, seconds: float) -> Iterator[None]:
+        """Interrupt any statement still running after ``seconds`` (apsw.InterruptError).
+
+        The agent's tool must answer, never hang, whatever a MATCH costs.
+        """
+        deadline = time.perf_counter() + seconds
+        self.conn.set_progress_handler(lambda: time.perf_counter() > deadline, 1000)
+        try:
+            yield
+        finally:
+            self.conn.set_progress_handler(None)
+
     def get_meta(self, key: str) -> str | None:
         value = self.value("SELECT value FROM meta WHERE key = ?", (key,))
         return None if value is None else str(value)

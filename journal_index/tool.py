@@ -45,6 +45,7 @@ MAX_RESULT_OFFSET = query.CANDIDATES - SEARCH_LIMIT  # ranking looks at 400 cand
 MAX_TEXT_OFFSET = 1 << 31
 MAX_QUERY_CHARS = 2_000
 MAX_ID_CHARS = 200
+QUERY_SECONDS = 5.0  # a query still running after this is interrupted and answered as an error
 FIRST_FILL_SECONDS = 2.0  # time one call may spend indexing journals no backfill has seen
 REWALK_SECONDS = 60.0
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -211,8 +212,8 @@ class IndexState:
             line += (f"; first indexing {self.filled[0]}/{self.filled[1]} journals so far, "
                      "results may be incomplete")
         elif self.backfill and self.backfill.get("finishedAt") is None:
-            line += (f"; backfill {self.backfill['done']}/{self.backfill['total']} running, "
-                     "results may be incomplete")
+            line += (f"; backfill {self.backfill['done']}/{self.backfill['total']} "
+                     f"{self.backfill.get('state', 'running')}, results may be incomplete")
         return line
 
 
@@ -305,11 +306,15 @@ class MemoryTool:
             if problem is not None:
                 raise problem
             assert args is not None
-            return self._dispatch(store, args, state)
+            with store.time_limit(QUERY_SECONDS):
+                return self._dispatch(store, args, state)
         except ToolError as exc:
             return self._error(exc, state)
         except (query.QueryError, ScopeError, ConfigError) as exc:
             return self._error(_bad(str(exc), "fix that argument and call again"), state)
+        except apsw.InterruptError:
+            return self._error(ToolError("query_timeout", f"the query ran over {QUERY_SECONDS:g} s",
+                                         "use fewer common words, a narrower scope or a time range"), state)
         except apsw.BusyError:
             return self._error(ToolError("index_busy", "the index is busy (another process is writing)",
                                          "retry in a moment"), state)
@@ -435,18 +440,22 @@ class MemoryTool:
 
     def _dispatch(self, store: Store, args: Args, state: IndexState) -> Answer:
         scope, session_id = self._scope(store, args, state)
+        # Journals are only opened inside the session roots (and the current journal's folder).
+        roots: list[str | os.PathLike[str]] = [*self.roots]
+        if self.session_file:
+            roots.append(os.path.dirname(self.session_file))
         if args.action == "read":
             assert args.entry_id is not None
             answer = query.read(store, args.entry_id, scope, session_id=session_id, offset=args.offset,
-                                page_chars=READ_PAGE_CHARS)
+                                page_chars=READ_PAGE_CHARS, roots=roots)
             _redact_fields(answer)
             return Answer(render_read(answer, args) + "\n" + state.text(), answer, None, state.as_json())
         filters = self._filters(scope, args)
         wanted = args.offset + SEARCH_LIMIT + 1  # one more tells whether another page exists
         if args.action == "search":
-            found = query.search(store, args.query, filters, limit=wanted)
+            found = query.search(store, args.query, filters, limit=wanted, roots=roots)
         else:
-            found = query.summaries(store, filters, limit=wanted)
+            found = query.summaries(store, filters, limit=wanted, roots=roots)
         more = len(found.hits) > args.offset + SEARCH_LIMIT
         page = query.SearchResult(found.match, found.hint, found.scope,
                                   found.hits[args.offset: args.offset + SEARCH_LIMIT])

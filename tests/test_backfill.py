@@ -180,3 +180,20 @@ def test_backfill_indexes_changes_and_forgets_vanished_journals(tmp_path, root):
     finally:
         store.close()
     assert entry_rows(tmp_path / "index.db", root) == scratch_rows(tmp_path, root)
+
+
+def test_progress_of_a_dead_backfill_reads_as_interrupted(tmp_path) -> None:
+    import time as _time
+
+    from journal_index.status import backfill_progress
+    from journal_index.store import open_store
+
+    store = open_store(str(tmp_path / "p.db"))
+    store.set_meta("backfill_progress", "3/10@")
+    store.set_meta("backfill_lease", f"host:1:x@{_time.time() + 60}")
+    assert backfill_progress(store)["state"] == "running"
+    store.set_meta("backfill_lease", f"host:1:x@{_time.time() - 1}")
+    assert backfill_progress(store)["state"] == "interrupted"
+    store.set_meta("backfill_progress", "10/10@123")
+    assert backfill_progress(store)["state"] == "finished"
+    store.conn.close()

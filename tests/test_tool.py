@@ -368,3 +368,22 @@ def test_tool_command_exit_codes(db_path: Path, sessions_root: Path):
     allowed = run_tool(db_path, sessions_root, '{"action": "search", "scope": "global"}',
                        "--max-scope", "global")
     assert allowed.returncode == 0 and "result" in json.loads(allowed.stdout)
+
+
+def test_a_query_over_its_time_limit_is_an_error_answer_not_a_hang(tmp_path, monkeypatch) -> None:
+    import shutil as _shutil
+
+    from journal_index import tool as tool_module
+    from journal_index.tool import MemoryTool
+
+    sessions = tmp_path / "sessions"
+    _shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "sessions", sessions)
+    monkeypatch.setattr(tool_module, "QUERY_SECONDS", 0.0)
+    memory = MemoryTool(str(tmp_path / "t.db"), [sessions], cwd="/home/dev/Apps/prjct/prjct-be")
+    try:
+        answer = memory.call({"action": "search", "query": "token"}).as_json()
+        assert answer["error"]["code"] == "query_timeout"
+        monkeypatch.setattr(tool_module, "QUERY_SECONDS", 5.0)
+        assert "result" in memory.call({"action": "search", "query": "token"}).as_json()
+    finally:
+        memory.close()
