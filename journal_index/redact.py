@@ -679,11 +679,12 @@ class _Table:
         enc: Callable[[str], Any] = (lambda p: p.encode("ascii")) if engine == "re2" else (lambda p: p)
         flags = 0 if engine == "re2" else mod.ASCII  # bytes patterns are ASCII already
         self.rules = list(rules)
-        self.single = [mod.compile(enc(r.regex), flags) for r in rules]
-
         self._compile = lambda p: mod.compile(enc(p), flags)
-        self.resolve_all = self._resolver(range(len(rules)))
-        self._firsts = [_first_bytes(r.regex) for r in rules]
+        # Python-side patterns compile on first use: a short-lived CLI process redacting a few
+        # excerpts should not pay for the ~100 patterns a long indexing pass ends up using.
+        self._single: list[Any] = [None] * len(rules)
+        self._resolve_all: tuple[Any, list[int]] | None = None
+        self._first_sets: list[frozenset[int]] | None = None
         # Built on first use: most bytes never start a match.
         self._by_byte: list[tuple[Any, list[int]] | None] = [None] * 256
         self._by_set: dict[tuple[int, ...], tuple[Any, list[int]]] = {}
@@ -700,15 +701,33 @@ class _Table:
                 return finder.Match(anchor, buf, pos, end)[0]
 
         else:
-            searcher = self.resolve_all[0]
 
             def find(buf: Any, pos: int, end: int) -> tuple[int, int]:
+                searcher = self.resolve_all[0]
                 m = searcher.search(buf, pos, end)
                 return (-1, -1) if m is None else m.span()
 
         self.find: Callable[[Any, int, int], tuple[int, int]] = find
         # Verdicts by context (see Engine._judge); bounded, cleared when full.
         self.verdicts: dict[tuple[int, Any], tuple[int, list[tuple[str, list[tuple[int, int]]]]]] = {}
+
+    @property
+    def resolve_all(self) -> tuple[Any, list[int]]:
+        if self._resolve_all is None:
+            self._resolve_all = self._resolver(range(len(self.rules)))
+        return self._resolve_all
+
+    @property
+    def _firsts(self) -> list[frozenset[int]]:
+        if self._first_sets is None:
+            self._first_sets = [_first_bytes(r.regex) for r in self.rules]
+        return self._first_sets
+
+    def single(self, i: int) -> Any:
+        """Rule ``i`` alone, compiled for the resolver's engine."""
+        if self._single[i] is None:
+            self._single[i] = self._compile(self.rules[i].regex)
+        return self._single[i]
 
     def _resolver(self, indexes: Sequence[int]) -> tuple[Any, list[int]]:
         # Inner groups are all named and dropped: group k + 1 is rule indexes[k].
@@ -730,7 +749,7 @@ class _Table:
             m = rx.match(buf, s, end)
             if m is not None and m.lastindex is not None:
                 i = index_of[m.lastindex]
-                one = self.single[i].match(buf, s, end)
+                one = self.single(i).match(buf, s, end)
                 if one is not None:
                     return i, one
         return None
@@ -743,9 +762,16 @@ class Engine:
         self.name = name
         self.cache = cache
         self.full = _Table(RULES, name)
-        self.tokens = _Table([r for r in RULES if r.check in ("token", "generic")], name)
+        self._tokens: _Table | None = None
         self.bytes = name == "re2"
         self.disagreements = 0  # finder and resolver differing (should stay 0; tests check)
+
+    @property
+    def tokens(self) -> _Table:
+        """The provider-token rules alone, for rescanning a rejected value (built on first use)."""
+        if self._tokens is None:
+            self._tokens = _Table([r for r in RULES if r.check in ("token", "generic")], self.name)
+        return self._tokens
 
     def _matches(self, buf: Any, pos: int, end: int, table: _Table) -> Iterator[tuple[str, list[tuple[int, int]]]]:
         """Yield (kind, secret spans) left to right, non-overlapping."""
