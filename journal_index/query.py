@@ -21,10 +21,18 @@ from journal_index.config import now_ms
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.formats import Entry, get_format
 from journal_index.indexer import index_file, open_journal
-from journal_index.redact import redact
+from journal_index.redact import redact, redact_region
 from journal_index.scope import Scope
 from journal_index.store import Store
-from journal_index.text_forms import content_groups, indexed_part, match_all, match_any, query_groups
+from journal_index.text_forms import (
+    INDEX_HEAD_CHARS,
+    INDEX_TAIL_CHARS,
+    content_groups,
+    indexed_part,
+    match_all,
+    match_any,
+    query_groups,
+)
 
 KINDS = ("user", "assistant", "tool_result", "bash", "custom", "compaction", "branch_summary",
          "context_edit")
@@ -183,8 +191,12 @@ class Reader:
             return real
         return None
 
-    def verified_text(self, hit: Hit) -> str | None:
-        """The redacted text of the entry at the hit's place, or None if the line is not it."""
+    def verified_text(self, hit: Hit, searchable_only: bool = False) -> str | None:
+        """The redacted text of the entry at the hit's place, or None if the line is not it.
+
+        ``searchable_only``: of a giant entry, only the head and tail that hold its terms
+        (what an excerpt can show), so a 1 MB tool result is not redacted whole per search.
+        """
         path = self.resolve(hit.path)
         if path is None:
             return None
@@ -198,7 +210,12 @@ class Reader:
         parsed = get_format(hit.format).parse_line(line, hit.offset)
         if not isinstance(parsed, Entry) or parsed.entry_id != hit.entry_id:
             return None
-        return redact(parsed.text)
+        text = parsed.text
+        if searchable_only and len(text) > INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+            size = len(text)
+            return (redact_region(text, 0, INDEX_HEAD_CHARS) + "\n"
+                    + redact_region(text, size - INDEX_TAIL_CHARS, size))
+        return redact(text)
 
 
 def _rank(hits: list[Hit], now: int) -> list[Hit]:
@@ -240,7 +257,7 @@ def _with_excerpts(store: Store, reader: Reader, hits: list[Hit], terms: set[str
     """Fill excerpts from verified re-reads. None when a file changed and was reindexed."""
     stale: set[str] = set()
     for hit in hits:
-        text = reader.verified_text(hit)
+        text = reader.verified_text(hit, searchable_only=True)
         if text is None:
             stale.add(hit.path)
             continue

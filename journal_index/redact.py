@@ -986,6 +986,25 @@ def redact_with_hits(text: str) -> tuple[str, list[Hit]]:
     return engine().redact(text, want_hits=True)
 
 
+def redact_region(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` redacted, grown outward to safe cut points.
+
+    For showing part of a long text (an excerpt) without redacting all of it: the region
+    widens to line starts where :func:`_pieces` would cut, so no multi-line secret (a PEM
+    block, a YAML ``data:`` block) is cut in two and half of it missed.
+    """
+    if start <= 0 and end >= len(text):
+        return redact(text)
+    lo, hi = 0, len(text)
+    for a, b in _pieces(text, 4096):
+        if b <= start:
+            lo = b
+        elif a >= end:
+            hi = a
+            break
+    return redact(text[lo:hi])
+
+
 def redact(text: str) -> str:
     """The text with every secret replaced by ``[REDACTED:<kind>]``."""
     return engine().redact(text)[0]

@@ -350,3 +350,20 @@ def test_yaml_secret_across_a_piece_boundary() -> None:
     filler = "ordinary line\n" * ((R.PIECE_SIZE - 300) // 14)
     out = redact(filler + block + filler)
     assert "c2VjcmV0dmFsdWU" not in out
+
+
+def test_a_region_of_a_long_text_is_redacted_with_its_multiline_secrets_whole() -> None:
+    from journal_index.redact import redact_region
+
+    pem = ("-----BEGIN OPENSSH PRIVATE KEY-----\n"
+           + "\n".join("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW" for _ in range(30))
+           + "\n-----END OPENSSH PRIVATE KEY-----\n")
+    text = "intro line\n" * 3000 + pem + "outro line\n" * 3000
+    body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+    middle = text.index(pem) + len(pem) // 2
+    for start, end in [(middle, middle + 10), (middle - 5000, middle), (middle, len(text))]:
+        region = redact_region(text, start, end)
+        assert body not in region
+    assert redact_region(text, 0, len(text)) == redact(text)
+    plain = redact_region(text, 100, 200)
+    assert "intro line" in plain and len(plain) < 10_000
