@@ -1,0 +1,24 @@
+"""The built wheel carries the migrations and the demo journals (a non-editable install works)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+
+@pytest.mark.slow
+def test_wheel_contains_migrations_and_demo_journals(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True, timeout=600)
+    wheel = next(tmp_path.glob("journal_index-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    migrations = sorted(n for n in names if n.startswith("journal_index/migrations/"))
+    assert [Path(n).name for n in migrations] == sorted(p.name for p in (REPO / "migrations").glob("*.sql"))
+    demo = [n for n in names if n.startswith("journal_index/demo_sessions/") and n.endswith(".jsonl")]
+    assert len(demo) == len(list((REPO / "fixtures" / "sessions").rglob("*.jsonl")))
