@@ -38,6 +38,11 @@ MAX_LINE_BYTES = 64 << 20
 PARALLEL_MIN_BYTES = 16 << 20
 # Blocks in flight per worker: bounds memory to a few MiB whatever the corpus size.
 PENDING_PER_WORKER = 4
+# One write transaction holds about this much text (or rows, or blocks), of one journal or
+# of several small ones: fewer FTS segments to merge, each transaction still short.
+GROUP_CHARS = 1 << 20
+GROUP_ROWS = 4000
+GROUP_ITEMS = 256
 
 _INSERT_ENTRY = (
     "INSERT INTO entries(rowid, file_id, entry_id, parent_id, ts, kind, role, tool, chars, offset, "
@@ -184,6 +189,9 @@ class _Journal:
         self.cursor = 0
         self.handle: BinaryIO | None = None
         self.stat: os.stat_result | None = None
+        self.pending_cursor = 0  # the cursor as written in the open transaction
+        self.applied: list[tuple[int, int]] = []  # (rows, skipped) written in the open transaction
+        self.conflicted = False
 
     def prepare(self) -> bool:
         """Stat, skip, register or reset. True when there may be new lines to read."""
@@ -215,6 +223,7 @@ class _Journal:
             self._register(header, head_hash)
         else:
             self.file_id, self.cursor = known[0], known[1]
+            self.pending_cursor = self.cursor
             anchor = fingerprint(_bytes_before(handle.fileno(), self.cursor))
             if self.rebuild or st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
                 self._reset(header, head_hash)
@@ -235,6 +244,7 @@ class _Journal:
             row = self.store.one("SELECT id, cursor FROM files WHERE path = ?", (self.path,))
             assert row is not None
             self.file_id, self.cursor = row
+            self.pending_cursor = self.cursor
             if self.cursor == 0:
                 self._write_header(header, head_hash)
 
@@ -256,7 +266,7 @@ class _Journal:
                 (fingerprint(b""), self.file_id),
             )
             self._write_header(header, head_hash)
-        self.cursor = 0
+        self.cursor = self.pending_cursor = 0
         self.result.reset = True
 
     def blocks(self) -> Iterator[Block]:
@@ -308,35 +318,111 @@ class _Journal:
             yield pending
         yield Block(b"", buffer_start, buffer_start, skipped, window, final=True)
 
-    def commit(self, block: Block, extracted: Extracted) -> None:
-        """Rows, terms and the new cursor in one transaction, if nobody moved the cursor."""
-        if block.end == self.cursor and not extracted.rows and not block.final:
-            return
+    def apply(self, block: Block, extracted: Extracted) -> bool:
+        """Write a block's rows, terms and new cursor inside the caller's transaction.
+
+        False (and nothing written) when another process moved this journal's cursor.
+        """
+        if block.end == self.pending_cursor and not extracted.rows and not block.final:
+            return True
         conn = self.store.conn
-        with self.store.write():
-            stored = self.store.value("SELECT cursor FROM files WHERE id = ?", (self.file_id,))
-            if stored != self.cursor:
-                raise CursorMoved()
-            if extracted.rows:
-                base = int(self.store.value("SELECT max(rowid) FROM entries", default=0)) + 1
-                conn.executemany(_INSERT_ENTRY, [(base + i, self.file_id, *row)
-                                                 for i, row in enumerate(extracted.rows)])
-                conn.executemany(_INSERT_TERMS, [(base + i, text) for i, text in extracted.terms])
-            skipped = extracted.skipped + block.skipped
-            conn.execute(
-                "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
-                "name = coalesce(?, name), last_ts = max(coalesce(last_ts, 0), coalesce(?, 0)), "
-                "indexed_at = ? WHERE id = ?",
-                (block.end, fingerprint(block.anchor), len(extracted.rows), skipped, extracted.name,
-                 extracted.last_ts, int(time.time() * 1000), self.file_id),
-            )
-            if block.final and self.stat is not None:
-                conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
-                             (self.stat.st_size, self.stat.st_mtime_ns, self.file_id))
-        self.result.entries += len(extracted.rows)
-        self.result.skipped += skipped
-        self.result.bytes += block.end - self.cursor
-        self.cursor = block.end
+        stored = self.store.value("SELECT cursor FROM files WHERE id = ?", (self.file_id,))
+        if stored != self.pending_cursor:
+            return False
+        if extracted.rows:
+            base = int(self.store.value("SELECT max(rowid) FROM entries", default=0)) + 1
+            conn.executemany(_INSERT_ENTRY, [(base + i, self.file_id, *row) for i, row in enumerate(extracted.rows)])
+            conn.executemany(_INSERT_TERMS, [(base + i, text) for i, text in extracted.terms])
+        skipped = extracted.skipped + block.skipped
+        conn.execute(
+            "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
+            "name = coalesce(?, name), last_ts = max(coalesce(last_ts, 0), coalesce(?, 0)), "
+            "indexed_at = ? WHERE id = ?",
+            (block.end, fingerprint(block.anchor), len(extracted.rows), skipped, extracted.name,
+             extracted.last_ts, int(time.time() * 1000), self.file_id),
+        )
+        if block.final and self.stat is not None:
+            conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
+                         (self.stat.st_size, self.stat.st_mtime_ns, self.file_id))
+        self.applied.append((len(extracted.rows), skipped))
+        self.pending_cursor = block.end
+        return True
+
+    def settle(self, committed: bool) -> None:
+        """After the transaction: count what was committed, or forget what was rolled back."""
+        if committed:
+            for rows, skipped in self.applied:
+                self.result.entries += rows
+                self.result.skipped += skipped
+            self.result.bytes += self.pending_cursor - self.cursor
+            self.cursor = self.pending_cursor
+        else:
+            self.pending_cursor = self.cursor
+        self.applied.clear()
+
+
+class _Writer:
+    """Commits blocks, of one journal or many, in transactions of about GROUP_CHARS of text.
+
+    Every commit writes an FTS segment that later merges cost again, so a first pass over
+    thousands of small journals groups them; a transaction still stays in the tens of ms.
+    """
+
+    def __init__(self, store: Store, done: Callable[[_Journal], None] | None = None) -> None:
+        self.store = store
+        self.done = done
+        self.items: list[tuple[_Journal, Block, Extracted]] = []
+        self.finished: list[_Journal] = []
+        self.chars = 0
+        self.rows = 0
+
+    def add(self, journal: _Journal, block: Block, extracted: Extracted) -> None:
+        if journal.conflicted:
+            return
+        self.items.append((journal, block, extracted))
+        self.chars += sum(len(text) for _, text in extracted.terms)
+        self.rows += len(extracted.rows)
+        if self.chars >= GROUP_CHARS or self.rows >= GROUP_ROWS or len(self.items) >= GROUP_ITEMS:
+            self.flush()
+
+    def finish(self, journal: _Journal) -> None:
+        """The journal has no more blocks; it is reported once its last items are committed."""
+        self.finished.append(journal)
+        if not any(item[0] is journal for item in self.items):
+            self._report()
+
+    def flush(self) -> None:
+        items, self.items, self.chars, self.rows = self.items, [], 0, 0
+        touched: dict[int, _Journal] = {}
+        if items:
+            try:
+                with self.store.write():
+                    for journal, block, extracted in items:
+                        if journal.conflicted:
+                            continue
+                        touched[id(journal)] = journal
+                        if not journal.apply(block, extracted):
+                            # Another process is indexing this journal; it owns the rest of this pass.
+                            journal.conflicted = True
+            except BaseException:
+                for journal in touched.values():
+                    journal.settle(committed=False)
+                raise
+            for journal in touched.values():
+                journal.settle(committed=True)
+        self._report()
+
+    def _report(self) -> None:
+        pending = {id(item[0]) for item in self.items}
+        still = []
+        for journal in self.finished:
+            if id(journal) in pending:
+                still.append(journal)
+                continue
+            journal.close()
+            if self.done is not None:
+                self.done(journal)
+        self.finished = still
 
 
 def _open_journal(store: Store, path: str | os.PathLike[str], fmt: str, rebuild: bool) -> tuple[_Journal, bool]:
@@ -359,11 +445,13 @@ def index_file(store: Store, path: str | os.PathLike[str], fmt: str = "pi", rebu
     journal, ready = _open_journal(store, path, fmt, rebuild)
     if not ready:
         return journal.result
+    writer = _Writer(store)
     try:
         for block in journal.blocks():
-            journal.commit(block, extract_block(fmt, block.data, block.start))
-    except CursorMoved:
-        pass  # another process is indexing this journal; it owns the rest of this pass
+            writer.add(journal, block, extract_block(fmt, block.data, block.start))
+            if journal.conflicted:
+                break
+        writer.flush()
     except OSError as exc:
         journal.result.error = exc.strerror or str(exc)
     finally:
@@ -400,43 +488,54 @@ def index_files(
     path_list = [os.fspath(p) for p in paths]
     if workers is None:
         workers = default_workers() if pending_bytes(store, path_list) >= PARALLEL_MIN_BYTES else 1
-    if workers <= 1:
-        for path in path_list:
-            result = index_file(store, path)
-            report.add(result)
-            if progress is not None:
-                progress(result)
-    else:
-        _index_in_parallel(store, path_list, workers, report, progress)
+
+    def done(journal: _Journal) -> None:
+        report.add(journal.result)
+        if progress is not None:
+            progress(journal.result)
+
+    writer = _Writer(store, done)
+    try:
+        if workers <= 1:
+            _index_serially(store, path_list, writer)
+        else:
+            _index_in_parallel(store, path_list, workers, writer)
+        writer.flush()
+    finally:
+        for journal in writer.finished:
+            journal.close()
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _index_in_parallel(store: Store, paths: list[str], workers: int, report: IndexReport,
-                       progress: Callable[[FileResult], None] | None) -> None:
+def _index_serially(store: Store, paths: list[str], writer: _Writer) -> None:
+    for path in paths:
+        journal, ready = _open_journal(store, path, "pi", False)
+        if ready:
+            try:
+                for block in journal.blocks():
+                    writer.add(journal, block, extract_block(journal.fmt.NAME, block.data, block.start))
+                    if journal.conflicted:
+                        break
+            except OSError as exc:
+                journal.result.error = exc.strerror or str(exc)
+        writer.finish(journal)
+
+
+def _index_in_parallel(store: Store, paths: list[str], workers: int, writer: _Writer) -> None:
     import multiprocessing  # here, not at the top: a CLI query need not pay for it
 
     # forkserver: workers never inherit this process's SQLite connection or threads.
     context = multiprocessing.get_context("forkserver")
     in_flight: deque[tuple[_Journal, Block | None, AsyncResult[Extracted] | None]] = deque()
-    conflicted: set[int] = set()
 
     def settle_oldest() -> None:
         journal, block, pending = in_flight.popleft()
-        if block is None:  # every block of this journal is settled
-            journal.close()
-            report.add(journal.result)
-            if progress is not None:
-                progress(journal.result)
-            return
-        assert pending is not None
-        extracted = pending.get()
-        if id(journal) in conflicted:
-            return
-        try:
-            journal.commit(block, extracted)
-        except CursorMoved:
-            conflicted.add(id(journal))
+        if block is None:  # every block of this journal has been handed to the writer
+            writer.finish(journal)
+        else:
+            assert pending is not None
+            writer.add(journal, block, pending.get())
 
     with context.Pool(workers) as pool:
         for path in paths:
@@ -448,6 +547,8 @@ def _index_in_parallel(store: Store, paths: list[str], workers: int, report: Ind
                         in_flight.append((journal, block, task))
                         while len(in_flight) > workers * PENDING_PER_WORKER:
                             settle_oldest()
+                        if journal.conflicted:
+                            break
                 except OSError as exc:
                     journal.result.error = exc.strerror or str(exc)
             in_flight.append((journal, None, None))

@@ -204,7 +204,8 @@ def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     path = sessions_root / BE1
     monkeypatch.setattr(indexer, "CHUNK_BYTES", 16 * 1024)
-    real_commit = indexer._Journal.commit
+    monkeypatch.setattr(indexer, "GROUP_CHARS", 16 * 1024)
+    real_commit = indexer._Journal.apply
     calls = {"n": 0}
 
     def failing_commit(self, *args, **kwargs):
@@ -213,12 +214,12 @@ def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions
             raise KeyboardInterrupt("simulated crash")
         return real_commit(self, *args, **kwargs)
 
-    monkeypatch.setattr(indexer._Journal, "commit", failing_commit)
+    monkeypatch.setattr(indexer._Journal, "apply", failing_commit)
     with pytest.raises(KeyboardInterrupt):
         index_file(store, path)
     partial = store.value("SELECT count(*) FROM entries")
     assert 0 < partial < 150
-    monkeypatch.setattr(indexer._Journal, "commit", real_commit)
+    monkeypatch.setattr(indexer._Journal, "apply", real_commit)
     index_file(store, path)
     assert scratch_snapshot(tmp_path, [path]) == snapshot(store)
 
@@ -301,6 +302,7 @@ def test_no_planted_secret_becomes_a_term(indexed_store: Store) -> None:
 def test_worker_processes_give_the_same_index(store: Store, sessions_root: Path, legacy_dir: Path,
                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(indexer, "CHUNK_BYTES", 64 * 1024)  # many blocks in flight, across files
+    monkeypatch.setattr(indexer, "GROUP_CHARS", 256 * 1024)  # transactions spanning journals
     paths = discover([sessions_root]) + discover([legacy_dir])
     report = index_files(store, paths, workers=2)
     assert report.errors == [] and report.files == 30
@@ -325,3 +327,22 @@ def test_a_long_line_at_the_end_waits_for_its_newline(store: Store, tmp_path: Pa
     assert result.skipped == 1
     assert {r[1] for r in entry_rows(store)} == {"e0000001", "e0000002"}
     assert store.value("SELECT cursor FROM files") == path.stat().st_size
+
+
+def test_a_journal_taken_over_by_another_process_does_not_stop_the_others(
+        store: Store, sessions_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = discover([sessions_root])
+    victim = paths[3]
+    real_apply = indexer._Journal.apply
+
+    def apply_after_another_process_moved_the_cursor(self, block, extracted):
+        if self.path == victim and not self.conflicted:
+            self.store.conn.execute("UPDATE files SET cursor = cursor + 1 WHERE id = ?", (self.file_id,))
+        return real_apply(self, block, extracted)
+
+    monkeypatch.setattr(indexer._Journal, "apply", apply_after_another_process_moved_the_cursor)
+    report = index_files(store, paths, workers=1)
+    assert report.errors == [] and report.files == len(paths)
+    others = [Path(p) for p in paths if p != victim]
+    assert {r for r in entry_rows(store) if r[0] != victim} == set(scratch_snapshot(tmp_path, others)[0])
+    assert not [r for r in entry_rows(store) if r[0] == victim]  # its pass stopped at once
