@@ -13,12 +13,10 @@ Steps, all on this machine in this run (machines are noisy; compare ratios, not 
     like the indexer.
 3.  first pass: ``journal-index --db X --sessions Y index --json`` as a child process; MB/s of journal
     bytes over its wall time (interpreter start included); peak memory: the larger of the child's own
-    ``wait4`` ru_maxrss and the summed PSS of its process tree (it may parse in worker processes;
-    PSS shares the pages they have in common instead of counting them in each), polled with psutil
-    every 20 ms (the summed RSS, an upper bound, is in the JSON). Then the same pass in-process into
-    a second index, for ``store.longest_write`` (the longest ``store.write()`` block, lock held) and
-    its own MB/s; then once more with ``workers=1`` (one process), to show what the worker
-    processes gain on this machine. The spread of all write blocks is in the JSON.
+    ``wait4`` ru_maxrss and the summed PSS of its process tree, polled with psutil every 20 ms (the
+    summed RSS, an upper bound, is in the JSON). Then the same pass in-process into a second
+    index, for ``store.longest_write`` (the longest ``store.write()`` block, lock held) and its own
+    MB/s. The spread of all write blocks is in the JSON.
 4.  index size: (db + -wal + -shm) / journal bytes as the child left it; then on a copy after FTS
     ``optimize`` + ``wal_checkpoint(TRUNCATE)`` + ``VACUUM``. The ``dbstat`` split is in the JSON.
 5.  search: ``benchmarks.queries`` (≥ 100 queries of mixed rarity, seeded). Warm: in-process
@@ -39,16 +37,14 @@ Steps, all on this machine in this run (machines are noisy; compare ratios, not 
     verify, redact); every answer must be ``ok``.
 8.  a table on stdout; JSON to ``--json`` (default benchmarks/out/results.json).
 
-``--profile FILE`` adds an in-process first pass under cProfile, in one process (``workers=1``) so
-parsing and redaction show up (stats to FILE, top 10 by tottime after the table); it runs last so it
-does not disturb the other figures.
+``--profile FILE`` adds an in-process first pass under cProfile (stats to FILE, top 10 by tottime
+after the table); it runs last so it does not disturb the other figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
-import inspect
 import io
 import os
 import platform
@@ -91,8 +87,6 @@ TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
     "first_pass_peak_rss_mb": ("first pass peak memory (tree PSS / own RSS)", "MB", "<=", 200),
     "inprocess_first_pass_mb_s": ("first pass, in-process (index_files)", "MB/s", ">=", 60),
     "longest_write_ms": ("longest write transaction (in-process pass)", "ms", "<=", 50),
-    "inprocess_serial_mb_s": ("first pass, in-process, one process (workers=1)", "MB/s", None, None),
-    "serial_longest_write_ms": ("  its longest write transaction", "ms", "<=", 50),
     "index_size_pct": ("index size (db+wal+shm) / journal bytes", "%", "<=", 10),
     "index_size_optimized_pct": ("  after optimize + checkpoint + VACUUM", "%", "<=", 10),
     "warm_project_p50_ms": ("warm search, project scope p50", "ms", "<=", 5),
@@ -327,20 +321,13 @@ def first_pass_child(db: Path, sessions: Path, work: Path) -> dict[str, Any]:
             "psutil": psutil is not None, "stderr": err_path.read_text()[-2000:]}
 
 
-def supports_workers() -> bool:
-    return "workers" in inspect.signature(indexer.index_files).parameters
-
-
-def first_pass_inprocess(db: Path, paths: list[str], workers: int | None = None) -> dict[str, Any]:
-    """``indexer.index_files`` into a new index; ``workers=1`` forces one process (if supported).
+def first_pass_inprocess(db: Path, paths: list[str]) -> dict[str, Any]:
+    """``indexer.index_files`` into a new index.
 
     Every ``store.write()`` block is also timed from outside (BEGIN IMMEDIATE to COMMIT done, so a
     little wider than ``store.longest_write``, which starts once the lock is held) for the spread.
     """
     store = open_store(str(db))
-    kwargs: dict[str, Any] = {}
-    if workers is not None and supports_workers():
-        kwargs["workers"] = workers
     durations: list[float] = []
     inner = store.write
 
@@ -353,13 +340,13 @@ def first_pass_inprocess(db: Path, paths: list[str], workers: int | None = None)
 
     store.write = timed_write  # type: ignore[method-assign]
     try:
-        report = indexer.index_files(store, paths, **kwargs)
+        report = indexer.index_files(store, paths)
         longest = store.longest_write
     finally:
         store.write = inner  # type: ignore[method-assign]
         store.close()
     return {"report": report.as_json(), "seconds": report.seconds, "bytes": report.bytes,
-            "longest_write_s": longest, "workers": kwargs.get("workers", "default"),
+            "longest_write_s": longest,
             "writes": {"n": len(durations), "p50_ms": ms(pct(durations, 50)), "p99_ms": ms(pct(durations, 99)),
                        "max_ms": ms(max(durations, default=0.0)),
                        "over_50ms": sum(d > 0.05 for d in durations),
@@ -586,7 +573,7 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     details["baselines"] = base
 
     db, db2, db3 = out / "index.db", out / "inprocess.db", out / "optimized.db"
-    for path in (db, db2, db3, out / "serial.db", out / "profile.db"):
+    for path in (db, db2, db3, out / "profile.db"):
         remove_db(path)
 
     log("first pass (CLI child)")
@@ -604,15 +591,6 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     metrics["inprocess_first_pass_mb_s"] = inproc["bytes"] / MB / inproc["seconds"]
     metrics["longest_write_ms"] = ms(inproc["longest_write_s"])
     details["first_pass_inprocess"] = inproc
-    if supports_workers():
-        log("first pass (in-process, one process: workers=1)")
-        serial = first_pass_inprocess(out / "serial.db", paths, workers=1)
-        metrics["inprocess_serial_mb_s"] = serial["bytes"] / MB / serial["seconds"]
-        metrics["serial_longest_write_ms"] = ms(serial["longest_write_s"])
-        details["first_pass_serial"] = serial
-        remove_db(out / "serial.db")
-    else:
-        notes.append("indexer.index_files takes no workers argument: the one-process pass was skipped")
 
     log("index size")
     size = db_bytes(db)
@@ -701,8 +679,7 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         log(f"profiled in-process first pass -> {args.profile}")
         profiler = cProfile.Profile()
         profiler.enable()
-        # One process, so the profile sees the parsing and redaction too, not just the waiting.
-        first_pass_inprocess(out / "profile.db", paths, workers=1)
+        first_pass_inprocess(out / "profile.db", paths)
         profiler.disable()
         profiler.dump_stats(str(args.profile))
         text = io.StringIO()
@@ -716,9 +693,7 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                      f"{details['load_after'][0]:.1f} after) exceeded the {cores} cores: other work "
                      "competed with this run")
     details["indexer"] = {name: getattr(indexer, name) for name in
-                          ("CHUNK_BYTES", "PARALLEL_MIN_BYTES", "PENDING_PER_WORKER") if hasattr(indexer, name)}
-    if hasattr(indexer, "default_workers"):
-        details["indexer"]["default_workers"] = indexer.default_workers()
+                          ("CHUNK_BYTES", "GROUP_CHARS", "GROUP_ROWS") if hasattr(indexer, name)}
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m benchmarks.run", *sys.argv[1:]]),

@@ -16,8 +16,6 @@ METRICS = (
     "baseline_parse_mb_s",
     "first_pass_mb_s",
     "first_pass_vs_parse",
-    "inprocess_serial_mb_s",
-    "serial_longest_write_ms",
     "first_pass_peak_rss_mb",
     "inprocess_first_pass_mb_s",
     "longest_write_ms",

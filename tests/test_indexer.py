@@ -299,12 +299,12 @@ def test_no_planted_secret_becomes_a_term(indexed_store: Store) -> None:
         assert found is None, f"secret {secret[:6]}… is searchable through {found!r}"
 
 
-def test_worker_processes_give_the_same_index(store: Store, sessions_root: Path, legacy_dir: Path,
-                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexer, "CHUNK_BYTES", 64 * 1024)  # many blocks in flight, across files
-    monkeypatch.setattr(indexer, "GROUP_CHARS", 256 * 1024)  # transactions spanning journals
+def test_transactions_spanning_journals_give_the_same_index(store: Store, sessions_root: Path, legacy_dir: Path,
+                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexer, "CHUNK_BYTES", 64 * 1024)  # many blocks, across files
+    monkeypatch.setattr(indexer, "GROUP_CHARS", 256 * 1024)
     paths = discover([sessions_root]) + discover([legacy_dir])
-    report = index_files(store, paths, workers=2)
+    report = index_files(store, paths)
     assert report.errors == [] and report.files == 30
     assert scratch_snapshot(tmp_path, [Path(p) for p in paths]) == snapshot(store)
 
@@ -341,7 +341,7 @@ def test_a_journal_taken_over_by_another_process_does_not_stop_the_others(
         return real_apply(self, block, extracted)
 
     monkeypatch.setattr(indexer._Journal, "apply", apply_after_another_process_moved_the_cursor)
-    report = index_files(store, paths, workers=1)
+    report = index_files(store, paths)
     assert report.errors == [] and report.files == len(paths)
     others = [Path(p) for p in paths if p != victim]
     assert {r for r in entry_rows(store) if r[0] != victim} == set(scratch_snapshot(tmp_path, others)[0])
