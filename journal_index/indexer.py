@@ -184,6 +184,9 @@ class _Journal:
         self.pending_cursor = 0  # the cursor as written in the open transaction
         self.applied: list[tuple[int, int]] = []  # (rows, skipped) written in the open transaction
         self.conflicted = False
+        # (header, head hash) of a journal not yet in ``files``; set while its first commit is open
+        self.unregistered: tuple[Header | None, str] | None = None
+        self.registering: tuple[Header | None, str] | None = None
 
     def prepare(self) -> bool:
         """Stat, skip, register or reset. True when there may be new lines to read."""
@@ -212,7 +215,9 @@ class _Journal:
         head_hash = fingerprint(header_line)
         header = self.fmt.parse_header(header_line)
         if known is None:
-            self._register(header, head_hash)
+            # Registered by the first commit of its rows, not in a transaction of its own:
+            # a first pass over thousands of journals would otherwise pay a commit for each.
+            self.unregistered = (header, head_hash)
         else:
             self.file_id, self.cursor = known[0], known[1]
             self.pending_cursor = self.cursor
@@ -226,19 +231,22 @@ class _Journal:
             self.handle.close()
             self.handle = None
 
-    def _register(self, header: Header | None, head_hash: str) -> None:
-        with self.store.write():
-            self.store.conn.execute(
-                "INSERT INTO files(path, format, cursor, anchor_hash) VALUES(?, ?, 0, ?) "
-                "ON CONFLICT(path) DO NOTHING",
-                (self.path, self.fmt.NAME, fingerprint(b"")),
-            )
-            row = self.store.one("SELECT id, cursor FROM files WHERE path = ?", (self.path,))
-            assert row is not None
-            self.file_id, self.cursor = row
-            self.pending_cursor = self.cursor
-            if self.cursor == 0:
-                self._write_header(header, head_hash)
+    def _register(self) -> bool:
+        """Add the journal to ``files`` (inside the caller's transaction). False if another
+        process registered it meanwhile and has already indexed some of it."""
+        assert self.unregistered is not None
+        header, head_hash = self.unregistered
+        self.store.conn.execute(
+            "INSERT INTO files(path, format, cursor, anchor_hash) VALUES(?, ?, 0, ?) ON CONFLICT(path) DO NOTHING",
+            (self.path, self.fmt.NAME, fingerprint(b"")),
+        )
+        row = self.store.one("SELECT id, cursor FROM files WHERE path = ?", (self.path,))
+        assert row is not None
+        if row[1] != 0:
+            return False
+        self.file_id = row[0]
+        self._write_header(header, head_hash)
+        return True
 
     def _write_header(self, header: Header | None, head_hash: str) -> None:
         h = header or Header(None, None, None, 1)
@@ -318,6 +326,10 @@ class _Journal:
         if block.end == self.pending_cursor and not extracted.rows and not block.final:
             return True
         conn = self.store.conn
+        if self.unregistered is not None:
+            if not self._register():
+                return False
+            self.registering, self.unregistered = self.unregistered, None
         stored = self.store.value("SELECT cursor FROM files WHERE id = ?", (self.file_id,))
         if stored != self.pending_cursor:
             return False
@@ -350,6 +362,9 @@ class _Journal:
             self.cursor = self.pending_cursor
         else:
             self.pending_cursor = self.cursor
+            if self.registering is not None:  # the row that registered it was rolled back too
+                self.unregistered, self.file_id = self.registering, 0
+        self.registering = None
         self.applied.clear()
 
 

@@ -336,8 +336,9 @@ def test_a_journal_taken_over_by_another_process_does_not_stop_the_others(
     real_apply = indexer._Journal.apply
 
     def apply_after_another_process_moved_the_cursor(self, block, extracted):
-        if self.path == victim and not self.conflicted:
-            self.store.conn.execute("UPDATE files SET cursor = cursor + 1 WHERE id = ?", (self.file_id,))
+        if self.path == victim and not self.conflicted:  # another process registered and indexed a line
+            self.store.conn.execute("INSERT INTO files(path, format, cursor) VALUES(?, 'pi', 1) "
+                                    "ON CONFLICT(path) DO UPDATE SET cursor = cursor + 1", (self.path,))
         return real_apply(self, block, extracted)
 
     monkeypatch.setattr(indexer._Journal, "apply", apply_after_another_process_moved_the_cursor)
