@@ -9,6 +9,7 @@ wins.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,21 +33,64 @@ def collapse(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def _fold_table() -> dict[int, int]:
+    """Accented Latin letters to their base letter, one character for one (positions keep)."""
+    table: dict[int, int] = {}
+    for code in range(0xC0, 0x250):
+        base = unicodedata.normalize("NFD", chr(code))[0]
+        if base != chr(code) and base.isascii():
+            table[code] = ord(base)
+    return table
+
+
+_FOLD = _fold_table()
+
+
 def find_matches(text: str, terms: set[str], tokenize: Tokenize) -> list[tuple[int, int, str]]:
-    """(start, end, term) for each word of ``text`` whose tokens include a query term."""
+    """(start, end, term) for each word of ``text`` whose tokens include a query term.
+
+    Tokenizing every word of a 64K-character entry costs tens of milliseconds, so only words
+    holding the first characters of some term (case and accents folded; stems keep their
+    word's first characters) are tokenized.
+    """
     if not terms:
         return []
+    folded = text.lower().translate(_FOLD) if not text.isascii() else text.lower()
+    if len(folded) == len(text):
+        heads = sorted({t[:3] for t in terms}, key=len, reverse=True)
+        candidates = re.compile("|".join(re.escape(h) for h in heads)).finditer(folded)
+    else:  # a few characters change length when lowercased: positions would not line up
+        candidates = _WORD.finditer(text)
     cache: dict[str, str | None] = {}
     matches: list[tuple[int, int, str]] = []
-    for word in _WORD.finditer(text):
-        raw = word.group(0)
+    last_end = -1
+    for found in candidates:
+        if found.start() < last_end:
+            continue  # inside the word just looked at
+        word = _word_at(text, found.start())
+        if word is None:
+            continue
+        start, end = word
+        last_end = end
+        raw = text[start:end]
         hit = cache.get(raw, "")
         if hit == "":
             hit = next((t for t in tokenize(index_form(raw)) if t in terms), None)
             cache[raw] = hit
         if hit is not None:
-            matches.append((word.start(), word.end(), hit))
+            matches.append((start, end, hit))
     return matches
+
+
+def _word_at(text: str, position: int) -> tuple[int, int] | None:
+    """The (start, end) of the run of letters and digits around ``position``."""
+    if not (text[position].isalnum()):
+        return None
+    start = position
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    end = _WORD.match(text, position)
+    return (start, end.end()) if end else None
 
 
 def _densest(matches: list[tuple[int, int, str]], width: int) -> tuple[int, int]:
@@ -67,6 +111,15 @@ def _densest(matches: list[tuple[int, int, str]], width: int) -> tuple[int, int]
 
 
 def make_excerpt(text: str, terms: set[str], tokenize: Tokenize, width: int = WINDOW_CHARS) -> Excerpt:
+    cut_before = cut_after = False
+    if len(text) > 8 * width:
+        # Collapsing a 64K-character entry for a 300-character window was most of the cost of
+        # a search: find the cluster on the raw text, then work on a slice around it.
+        raw = find_matches(text, terms, tokenize)
+        first, last = _densest(raw, 2 * width) if raw else (0, 0)
+        lo, hi = max(0, first - 2 * width), min(len(text), last + 2 * width)
+        cut_before, cut_after = lo > 0, hi < len(text)
+        text = text[lo:hi]
     flat = collapse(text)
     matches = find_matches(flat, terms, tokenize)
     if not matches:
@@ -86,8 +139,8 @@ def make_excerpt(text: str, terms: set[str], tokenize: Tokenize, width: int = WI
         space = flat.rfind(" ", max(start, end - 20), end)
         if space > start:
             end = space
-    prefix = ELLIPSIS if start > 0 else ""
-    suffix = ELLIPSIS if end < len(flat) else ""
+    prefix = ELLIPSIS if start > 0 or cut_before else ""
+    suffix = ELLIPSIS if end < len(flat) or cut_after else ""
     shift = len(prefix) - start
     spans = [(s + shift, e + shift) for s, e, _ in matches if s >= start and e <= end]
     return Excerpt(prefix + flat[start:end] + suffix, spans)

@@ -308,3 +308,21 @@ def test_copy_of_fixture_is_not_shared(sessions_root: Path) -> None:
     assert not str(sessions_root).startswith(str(FIXTURES))
     shutil.rmtree(sessions_root)
     assert (FIXTURES / "sessions").is_dir()
+
+
+@pytest.mark.parametrize("text, query, expected", [
+    ("Révoquer les jetons", "revoquer", ["Révoquer"]),
+    ("we set maxRetryCount to 5", "retry", ["maxRetryCount"]),
+    ("Deploying now; it deployed", "deploy", ["Deploying", "deployed"]),
+    ("我们明天去東京都看看", "京都", ["我们明天去東京都看看"]),
+    ("İstanbul retries twice", "retry", ["retries"]),  # a lowercase that changes length
+    ("nothing to see", "retry", []),
+])
+def test_excerpt_matches_words_the_way_the_index_does(store: Store, text: str, query: str,
+                                                       expected: list[str]) -> None:
+    from journal_index.excerpt import find_matches
+    from journal_index.query import Reader
+
+    reader = Reader(store)
+    terms = reader.query_terms([query.split()])
+    assert [text[a:b] for a, b, _ in find_matches(text, terms, reader.tokenize)] == expected
