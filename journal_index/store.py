@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +36,9 @@ class Migration:
 
 def migrations_dir() -> Path:
     """Where the numbered SQL files are: inside the wheel, or at the top of a source checkout."""
-    packaged = resources.files("journal_index").joinpath("migrations")
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "migrations"
+    package = Path(__file__).resolve().parent
+    packaged = package / "migrations"
+    return packaged if packaged.is_dir() else package.parent / "migrations"
 
 
 def load_migrations(directory: Path | None = None) -> list[Migration]:
@@ -153,7 +151,10 @@ def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) ->
     """Apply the migrations the DB has not seen, each in the transaction that records it."""
     migrations = migrations if migrations is not None else load_migrations()
     applied = 0
-    for migration in migrations:
+    # Nothing to apply (every open but the first): no write lock taken, so a query never
+    # waits behind an indexer just to learn that the schema is current.
+    up_to_date = int(conn.pragma("user_version")) >= (migrations[-1].version if migrations else 0)
+    for migration in [] if up_to_date else migrations:
         with conn:
             current = int(conn.pragma("user_version"))
             if migration.version <= current:
