@@ -74,8 +74,11 @@ def parse_header(line: bytes) -> Header | None:
     )
 
 
-def _blocks_text(content: Any, parts: list[str]) -> bool:
-    """Append the text of a content value (string or block list); False if its shape is wrong."""
+def _blocks_text(content: Any, parts: list[str], assistant: bool = False) -> bool:
+    """Append the text of a content value (string or block list); False if its shape is wrong.
+
+    ``assistant`` adds what only assistant messages carry: thinking and tool calls.
+    """
     if isinstance(content, str):
         parts.append(content)
         return True
@@ -91,42 +94,27 @@ def _blocks_text(content: Any, parts: list[str]) -> bool:
                 parts.append(text)
         elif kind == "image":
             parts.append(IMAGE)
-    return True
-
-
-def _assistant_text(content: Any, parts: list[str]) -> bool:
-    if isinstance(content, str):
-        parts.append(content)
-        return True
-    if not isinstance(content, list):
-        return content is None
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-        elif kind == "thinking":
+        elif assistant and kind == "thinking":
             # Redacted or encrypted thinking carries no readable text worth a term.
             thinking = block.get("thinking")
             if not block.get("redacted") and isinstance(thinking, str):
                 parts.append(thinking)
-        elif kind == "toolCall":
-            name = block.get("name")
-            if isinstance(name, str) and name.endswith(OWN_TOOL_SUFFIX):
-                continue
-            if isinstance(name, str):
-                parts.append(name)
-            arguments = block.get("arguments")
-            if isinstance(arguments, dict | list):
-                parts.append(orjson.dumps(arguments).decode())
-            elif isinstance(arguments, str):
-                parts.append(arguments)
-        elif kind == "image":
-            parts.append(IMAGE)
+        elif assistant and kind == "toolCall":
+            _tool_call_text(block, parts)
     return True
+
+
+def _tool_call_text(block: dict[str, Any], parts: list[str]) -> None:
+    name = block.get("name")
+    if isinstance(name, str) and name.endswith(OWN_TOOL_SUFFIX):
+        return
+    if isinstance(name, str):
+        parts.append(name)
+    arguments = block.get("arguments")
+    if isinstance(arguments, dict | list):
+        parts.append(orjson.dumps(arguments).decode())
+    elif isinstance(arguments, str):
+        parts.append(arguments)
 
 
 def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int | None) -> Parsed:
@@ -145,7 +133,7 @@ def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int 
     tool: str | None = None
     content = message.get("content")
     if role == "assistant":
-        ok = _assistant_text(content, parts)
+        ok = _blocks_text(content, parts, assistant=True)
     elif role == "toolResult":
         name = message.get("toolName")
         if isinstance(name, str):
