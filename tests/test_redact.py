@@ -367,3 +367,23 @@ def test_a_region_of_a_long_text_is_redacted_with_its_multiline_secrets_whole() 
     assert redact_region(text, 0, len(text)) == redact(text)
     plain = redact_region(text, 100, 200)
     assert "intro line" in plain and len(plain) < 10_000
+
+
+def test_stored_first_byte_sets_are_current() -> None:
+    """Regenerate with: python -m journal_index.redact > journal_index/redact_firsts.py"""
+    from journal_index.redact import current_firsts
+    from journal_index.redact_firsts import FIRSTS
+
+    current = current_firsts()
+    assert {k: FIRSTS.get(k) for k in current} == current
+
+
+def test_rule_by_rule_and_combined_resolution_agree() -> None:
+    """The cold path (rules one by one) and the warm one (an alternation) pick the same rule."""
+    from journal_index.redact import Engine
+
+    cold, warm = Engine("re2"), Engine("re2")
+    warm.full._seen = [1 << 20] * 256  # always the combined resolver
+    for case in POSITIVES + NEGATIVES:
+        text = f"prefix {case['text']} and after"
+        assert cold.redact(text)[0] == warm.redact(text)[0]
