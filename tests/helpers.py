@@ -107,3 +107,48 @@ def secret_is_searchable(store: Store, secret: str) -> str | None:
         if store.rows("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1", (phrase,)):
             return "the whole secret as a phrase"
     return None
+
+
+def scratch_snapshot(paths: list[str] | list[Path]) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, int, int]]]:
+    """The snapshot of a brand-new in-memory index of ``paths`` (what a rebuild would give)."""
+    from journal_index.indexer import index_file
+    from journal_index.store import open_store
+
+    fresh = open_store(":memory:")
+    try:
+        for path in paths:
+            index_file(fresh, path)
+        return snapshot(fresh)
+    finally:
+        fresh.conn.close()
+
+
+def relative_rows(db: str | Path, root: Path) -> list[tuple[Any, ...]]:
+    """Every entry of the index file ``db`` as (journal relative to root, entry id, offset, length,
+    kind), duplicates kept, plus the FTS row count: comparable across folders and processes."""
+    import os
+
+    import apsw
+
+    conn = apsw.Connection(str(db))
+    try:
+        rows = conn.execute("SELECT f.path, e.entry_id, e.offset, e.length, e.kind FROM entries e "
+                            "JOIN files f ON f.id = e.file_id").fetchall()
+        terms = conn.execute("SELECT count(*) FROM entries_fts").fetchone()[0]
+    finally:
+        conn.close()
+    return [*sorted((os.path.relpath(p, root), *rest) for p, *rest in rows), ("fts-rows", terms)]
+
+
+def scratch_rows(tmp_path: Path, root: Path) -> list[tuple[Any, ...]]:
+    """relative_rows of a from-scratch index of every journal under ``root``."""
+    from journal_index import indexer
+    from journal_index.store import open_store
+
+    db = tmp_path / "scratch.db"
+    store = open_store(str(db))
+    try:
+        indexer.index_files(store, indexer.discover([root]))
+    finally:
+        store.close()
+    return relative_rows(db, root)

@@ -10,12 +10,13 @@ import sys
 import time
 from pathlib import Path
 
-import apsw
 import pytest
 
 from journal_index import backfill, indexer
 from journal_index.status import backfill_progress
 from journal_index.store import open_store
+from tests.helpers import relative_rows as entry_rows
+from tests.helpers import scratch_rows
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 REPO = Path(__file__).resolve().parent.parent
@@ -26,31 +27,6 @@ def root(tmp_path: Path) -> Path:
     target = tmp_path / "sessions"
     shutil.copytree(FIXTURES, target)
     return target
-
-
-def entry_rows(db: str | Path, root: Path) -> list[tuple]:
-    """Every entry as (journal relative to root, entry id, offset, length, kind), duplicates kept."""
-    conn = apsw.Connection(str(db))
-    try:
-        rows = conn.execute(
-            "SELECT f.path, e.entry_id, e.offset, e.length, e.kind FROM entries e "
-            "JOIN files f ON f.id = e.file_id"
-        ).fetchall()
-        terms = conn.execute("SELECT count(*) FROM entries_fts").fetchone()
-    finally:
-        conn.close()
-    out = sorted((os.path.relpath(p, root), *rest) for p, *rest in rows)
-    return [*out, ("fts-rows", terms[0])]
-
-
-def scratch_rows(tmp_path: Path, root: Path) -> list[tuple]:
-    db = tmp_path / "scratch.db"
-    store = open_store(str(db))
-    try:
-        indexer.index_files(store, indexer.discover([root]))
-    finally:
-        store.close()
-    return entry_rows(db, root)
 
 
 RUNNER = r"""

@@ -11,29 +11,20 @@ import pytest
 
 from journal_index import indexer
 from journal_index.indexer import discover, index_file, index_files
-from journal_index.store import Store, open_store
+from journal_index.store import Store
 from tests.conftest import FIXTURES
 from tests.helpers import (
     entry_rows,
     expected_kind_counts,
     fts_ids,
     load_secrets,
+    scratch_snapshot,
     secret_is_searchable,
     snapshot,
     vocabulary,
 )
 
 BE1 = "--home-dev-Apps-prjct-prjct-be--/2026-09-01T13-40-00-000Z_01a05d32-b780-77a8-84b6-ccc1caffba94.jsonl"
-
-
-def scratch_snapshot(tmp_path: Path, paths: list[Path], name: str = "scratch.db"):
-    """Index the given journals into a brand-new DB and return its snapshot."""
-    fresh = open_store(str(tmp_path / name))
-    try:
-        index_files(fresh, paths)
-        return snapshot(fresh)
-    finally:
-        fresh.conn.close()
 
 
 def test_counts_per_kind_match_the_design(indexed_store: Store, sessions_root: Path) -> None:
@@ -69,7 +60,7 @@ def test_legacy_journals_index_with_synthetic_ids(store: Store, legacy_dir: Path
     v1_ids = [r[0] for r in store.rows("SELECT entry_id FROM entries e JOIN files f ON f.id = e.file_id "
                                        "WHERE f.version = 1")]
     assert all(i.startswith("v1.") for i in v1_ids) and len(set(v1_ids)) == len(v1_ids)
-    assert scratch_snapshot(tmp_path, paths) == snapshot(store)  # stable across a rebuild
+    assert scratch_snapshot(paths) == snapshot(store)  # stable across a rebuild
 
 
 def test_unchanged_files_are_not_read_again(indexed_store: Store, sessions_root: Path) -> None:
@@ -104,7 +95,7 @@ def test_appends_index_exactly_the_new_entries(store: Store, sessions_root: Path
         handle.write(lines[41][half:])
     assert index_file(store, target).entries == len(expected_entries(lines[41:42]))
     assert store.value("SELECT count(*) FROM entries") == first + len(expected_entries(lines[40:42]))
-    assert scratch_snapshot(tmp_path, [target]) == snapshot(store)
+    assert scratch_snapshot([target]) == snapshot(store)
 
 
 def expected_entries(lines: list[bytes]) -> list[str]:
@@ -132,7 +123,7 @@ def test_random_chunked_appends_equal_a_scratch_index(seed: int, store: Store, s
             handle.write(data[position : position + step])
         position += step
         index_file(store, target)
-    assert scratch_snapshot(tmp_path, [target]) == snapshot(store)
+    assert scratch_snapshot([target]) == snapshot(store)
 
 
 @pytest.mark.parametrize("how", ["shorter", "same_length", "longer"])
@@ -165,7 +156,7 @@ def test_rewrites_leave_no_old_terms(how: str, store: Store, tmp_path: Path) -> 
     assert fts_ids(store, "narwhal") == {"bbbb0001"}
     assert {r[1] for r in entry_rows(store)} == {i for i in ("bbbb0001", "bbbb0002", "bbbb0003")
                                                  if i.encode() in new}
-    assert scratch_snapshot(tmp_path, [target]) == snapshot(store)
+    assert scratch_snapshot([target]) == snapshot(store)
 
 
 def test_version_1_migrated_in_place_is_reindexed(store: Store, legacy_dir: Path, tmp_path: Path) -> None:
@@ -185,7 +176,7 @@ def test_version_1_migrated_in_place_is_reindexed(store: Store, legacy_dir: Path
     assert index_file(store, path).reset
     new_ids = {r[1] for r in entry_rows(store)}
     assert not (old_ids & new_ids) and all(not i.startswith("v1.") for i in new_ids)
-    assert scratch_snapshot(tmp_path, [path]) == snapshot(store)
+    assert scratch_snapshot([path]) == snapshot(store)
 
 
 def test_deleted_journal_is_forgotten(indexed_store: Store, sessions_root: Path) -> None:
@@ -221,7 +212,7 @@ def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions
     assert 0 < partial < 150
     monkeypatch.setattr(indexer._Journal, "apply", real_commit)
     index_file(store, path)
-    assert scratch_snapshot(tmp_path, [path]) == snapshot(store)
+    assert scratch_snapshot([path]) == snapshot(store)
 
 
 def test_bad_lines_are_counted_and_good_lines_around_them_indexed(store: Store, tmp_path: Path,
@@ -306,7 +297,7 @@ def test_transactions_spanning_journals_give_the_same_index(store: Store, sessio
     paths = discover([sessions_root]) + discover([legacy_dir])
     report = index_files(store, paths)
     assert report.errors == [] and report.files == 30
-    assert scratch_snapshot(tmp_path, [Path(p) for p in paths]) == snapshot(store)
+    assert scratch_snapshot([Path(p) for p in paths]) == snapshot(store)
 
 
 def test_a_long_line_at_the_end_waits_for_its_newline(store: Store, tmp_path: Path,
@@ -345,5 +336,5 @@ def test_a_journal_taken_over_by_another_process_does_not_stop_the_others(
     report = index_files(store, paths)
     assert report.errors == [] and report.files == len(paths)
     others = [Path(p) for p in paths if p != victim]
-    assert {r for r in entry_rows(store) if r[0] != victim} == set(scratch_snapshot(tmp_path, others)[0])
+    assert {r for r in entry_rows(store) if r[0] != victim} == set(scratch_snapshot(others)[0])
     assert not [r for r in entry_rows(store) if r[0] == victim]  # its pass stopped at once

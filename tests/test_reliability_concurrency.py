@@ -27,6 +27,7 @@ from journal_index.indexer import discover, index_file
 from journal_index.scope import Scope
 from journal_index.store import open_store
 from tests.conftest import FIXTURES
+from tests.helpers import scratch_snapshot as _scratch_snapshot
 from tests.helpers import snapshot
 from tests.reliability_helpers import CLI, duplicate_rows, integrity, run_cli
 
@@ -125,16 +126,6 @@ class Loop(threading.Thread):
                 self.failures.append(f"{self.name}: {type(exc).__name__}: {exc}")
                 if len(self.failures) > 5:
                     return
-
-
-def _scratch_snapshot(paths: list[str]):
-    fresh = open_store(":memory:")
-    try:
-        for path in paths:
-            index_file(fresh, path)
-        return snapshot(fresh)
-    finally:
-        fresh.conn.close()
 
 
 def run_concurrently(tmp_path: Path, seconds: float, seed: int) -> dict:

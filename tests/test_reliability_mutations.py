@@ -28,7 +28,7 @@ from journal_index.redact import redact
 from journal_index.scope import Scope
 from journal_index.store import Store, open_store
 from tests.conftest import FIXTURES
-from tests.helpers import snapshot
+from tests.helpers import scratch_snapshot, snapshot
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
          "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
@@ -76,16 +76,6 @@ def texts_by_id(paths: list[str]) -> dict[str, list[str]]:
                 found.setdefault(parsed.entry_id, []).append(redact(parsed.text))
             offset += len(line) + 1
     return found
-
-
-def scratch_snapshot(paths: list[str]):
-    fresh = open_store(":memory:")
-    try:
-        for path in paths:
-            index_file(fresh, path)
-        return snapshot(fresh)
-    finally:
-        fresh.conn.close()
 
 
 class JournalMutations(RuleBasedStateMachine):

@@ -18,6 +18,8 @@ import pytest
 
 from journal_index import backfill, indexer
 from journal_index.store import open_store
+from tests.helpers import relative_rows as entry_rows
+from tests.helpers import scratch_rows
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 REPO = Path(__file__).resolve().parent.parent
@@ -85,27 +87,6 @@ def stop(proc: subprocess.Popen, log: Path) -> None:
         proc.kill()
         raise
     assert code == 0, log.read_text()
-
-
-def entry_rows(db: Path, root: Path) -> list[tuple]:
-    conn = apsw.Connection(str(db))
-    try:
-        rows = conn.execute("SELECT f.path, e.entry_id, e.offset, e.length, e.kind FROM entries e "
-                            "JOIN files f ON f.id = e.file_id").fetchall()
-        terms = conn.execute("SELECT count(*) FROM entries_fts").fetchone()[0]
-    finally:
-        conn.close()
-    return [*sorted((os.path.relpath(p, root), *rest) for p, *rest in rows), ("fts-rows", terms)]
-
-
-def scratch_rows(tmp_path: Path, root: Path) -> list[tuple]:
-    db = tmp_path / "scratch.db"
-    store = open_store(str(db))
-    try:
-        indexer.index_files(store, indexer.discover([root]))
-    finally:
-        store.close()
-    return entry_rows(db, root)
 
 
 def test_watch_follows_appends_and_new_folders_and_stops_cleanly(tmp_path, root):
