@@ -47,10 +47,6 @@ def fingerprint(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
-class CursorMoved(Exception):
-    """Another process advanced or reset this journal's cursor while we were reading it."""
-
-
 @dataclass
 class FileResult:
     path: str
@@ -432,7 +428,7 @@ class _Writer:
         self.finished = still
 
 
-def _open_journal(store: Store, path: str | os.PathLike[str], fmt: str, rebuild: bool) -> tuple[_Journal, bool]:
+def _start_journal(store: Store, path: str | os.PathLike[str], fmt: str, rebuild: bool) -> tuple[_Journal, bool]:
     journal = _Journal(store, os.path.abspath(os.fspath(path)), get_format(fmt), rebuild)
     try:
         return journal, journal.prepare()
@@ -449,7 +445,7 @@ def index_file(store: Store, path: str | os.PathLike[str], fmt: str = "pi", rebu
     found a line that no longer carries its entry id, so nothing indexed from it is trusted
     (a rewrite can keep the size, the mtime, the header and the tail).
     """
-    journal, ready = _open_journal(store, path, fmt, rebuild)
+    journal, ready = _start_journal(store, path, fmt, rebuild)
     if not ready:
         return journal.result
     writer = _Writer(store)
@@ -499,7 +495,7 @@ def index_files(
 
 def _index_serially(store: Store, paths: list[str], writer: _Writer) -> None:
     for path in paths:
-        journal, ready = _open_journal(store, path, "pi", False)
+        journal, ready = _start_journal(store, path, "pi", False)
         if ready:
             try:
                 for block in journal.blocks():
