@@ -192,8 +192,8 @@ def _quick_check(conn: apsw.Connection) -> None:
     """A cheap check that the file is a usable index: schema readable, tables present.
 
     A full ``PRAGMA quick_check`` is O(size) and would cost seconds on every CLI call of a
-    large index; deep checks are left to `journal-index status --check`. Corruption found
-    later surfaces as apsw.CorruptError and goes through :func:`recover`.
+    large index. Corruption found later surfaces as apsw.CorruptError, and the command that
+    met it moves the file aside and runs once more (see ``cli.with_app`` and :func:`recover`).
     """
     conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()
     if int(conn.pragma("user_version")) > 0:
