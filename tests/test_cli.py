@@ -122,3 +122,9 @@ def test_export_dumps_plain_tables_through_sqlite_utils(tmp_path: Path, sessions
     assert len(rows) == 26 and {"path", "cursor", "session_id", "cwd"} <= set(rows[0])
     bad = CliRunner().invoke(cli, ["--db", db, "export", "entries_fts"])
     assert bad.exit_code == 2
+
+
+def test_every_command_is_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text()
+    missing = [name for name in cli.commands if f"journal-index {name}" not in readme]
+    assert missing == []
