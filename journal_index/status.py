@@ -8,6 +8,7 @@ from typing import Any
 
 import apsw
 
+from journal_index.backfill import LEASE_KEY, parse_lease
 from journal_index.store import Store
 
 
@@ -22,12 +23,9 @@ def db_bytes(path: str) -> int:
 
 
 def _lease_alive(store: Store) -> bool:
-    """Whether some backfiller holds an unexpired lease (``owner@expiry-epoch-seconds``)."""
-    raw = store.get_meta("backfill_lease") or ""
-    try:
-        return float(raw.rpartition("@")[2]) > time.time()
-    except ValueError:
-        return False
+    """Whether some backfiller holds an unexpired lease."""
+    lease = parse_lease(store.get_meta(LEASE_KEY))
+    return lease is not None and lease[1] > time.time()
 
 
 def backfill_progress(store: Store) -> dict[str, Any] | None:

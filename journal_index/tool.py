@@ -27,7 +27,7 @@ import orjson
 from journal_index import query
 from journal_index.config import SCOPES, ConfigError, max_scope_from_env
 from journal_index.formats import get_format
-from journal_index.indexer import discover, index_file
+from journal_index.indexer import discover, index_file, open_journal
 from journal_index.redact import redact
 from journal_index.scope import Scope, ScopeError, resolve_scope, wider_than
 from journal_index.status import backfill_progress
@@ -258,7 +258,7 @@ def _newest_first(paths: list[Path]) -> list[Path]:
 
 def _header_cwd(path: Path) -> str | None:
     try:
-        with open(path, "rb") as handle:
+        with open_journal(str(path)) as handle:  # a FIFO or device is refused, not waited on
             line = handle.readline(1 << 20)
     except OSError:
         return None

@@ -387,3 +387,11 @@ def test_a_query_over_its_time_limit_is_an_error_answer_not_a_hang(tmp_path, mon
         assert "result" in memory.call({"action": "search", "query": "token"}).as_json()
     finally:
         memory.close()
+
+
+def test_a_session_file_that_is_a_fifo_is_not_waited_on(tmp_path) -> None:
+    from journal_index.tool import _header_cwd
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert _header_cwd(fifo) is None  # returns at once instead of blocking on the open
