@@ -22,7 +22,7 @@ from journal_index.config import ConfigError, default_db_path, default_sessions_
 from journal_index.redact import redact_with_hits
 from journal_index.scope import ScopeError, resolve_scope
 from journal_index.status import status
-from journal_index.store import Store, StoreError, open_store, recover, remove_db_files
+from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,9 +75,6 @@ class App:
                 indexer.index_files(store, indexer.discover(roots))
 
 
-BROKEN_INDEX = (apsw.CorruptError, apsw.NotADBError)
-
-
 def with_app(func: F) -> F:
     """Pass the App, and turn library errors into one-line CLI errors."""
 
@@ -92,7 +89,7 @@ def with_app(func: F) -> F:
                 # command refills it from the journals) and answer the same request once more.
                 app.recover(type(exc).__name__)
                 return func(app, *args, **kwargs)
-        except (query.QueryError, ScopeError, ConfigError) as exc:
+        except (query.QueryError, ScopeError, ConfigError, StoreError) as exc:
             raise click.ClickException(str(exc)) from None
         except apsw.BusyError:
             raise click.ClickException("the index is busy (another process holds a write lock); "
@@ -136,7 +133,7 @@ def build_filters(app: App, cwd: str | None, scope: str, session_id: str | None,
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
-@click.option("--db", type=click.Path(dir_okay=False), default=None,
+@click.option("--db", type=click.Path(), default=None,
               help="Index file (env JOURNAL_INDEX_DB; default: a file in the user cache folder).")
 @click.option("--sessions", multiple=True, type=click.Path(),
               help="A session root (repeatable; env JOURNAL_INDEX_SESSIONS; default: pi's sessions folder).")
@@ -301,7 +298,9 @@ def export_cmd(app: App, table: str, fmt: str) -> None:
     Runs sqlite-utils in a separate process: it uses Python's own sqlite3, and two SQLite
     libraries must never open one database file in the same process.
     """
-    app.store()  # create or migrate it first, so the table exists
+    if not os.path.exists(app.db_path):
+        raise click.ClickException(f"no index at {app.db_path}; run `journal-index index` first")
+    app.store()  # refuses a file that is not ours; migrates ours, so the table exists
     app.close()
     import subprocess
 

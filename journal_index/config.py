@@ -26,13 +26,18 @@ def default_sessions_roots() -> list[Path]:
     return [Path.home() / ".pi" / "agent" / "sessions"]
 
 
+def cache_db_path() -> Path:
+    """The index's place in the user's cache folder (the index is disposable)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "journal-index" / "index.db"
+
+
 def default_db_path() -> Path:
-    """``$JOURNAL_INDEX_DB``, else a file in the user's cache folder (the index is disposable)."""
+    """``$JOURNAL_INDEX_DB``, else :func:`cache_db_path`."""
     env = os.environ.get("JOURNAL_INDEX_DB")
     if env:
         return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "journal-index" / "index.db"
+    return cache_db_path()
 
 
 def max_scope_from_env() -> str:

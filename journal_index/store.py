@@ -1,7 +1,9 @@
 """The SQLite store: one apsw connection per process, migrations, recovery from a broken file.
 
-The index is disposable (DESIGN invariant 2): a file that cannot be opened or fails the
+The index is disposable (DESIGN invariant 2): our index that cannot be opened or fails the
 quick check is moved aside as ``*.corrupt-<time>`` and a fresh one is built in its place.
+Whether a file is ours is decided in :mod:`journal_index.db_identity`, and nothing else is
+ever moved, rebuilt or written (invariant 10).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +20,21 @@ from typing import Any
 
 import apsw
 
+from journal_index.db_identity import APPLICATION_ID, identify
+
 BUSY_TIMEOUT_MS = 10_000
-SQLITE_MAGIC = b"SQLite format 3\x00"
+# The errors that mean "this index file is broken": the only ones that move it aside (and only
+# once it is known to be ours). A SQL error is a bug to report, never a reason to rebuild.
+BROKEN_INDEX: tuple[type[apsw.Error], ...] = (apsw.CorruptError, apsw.NotADBError)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
 class StoreError(Exception):
     """The index could not be opened or used; the message says what to do."""
+
+
+class NotOurIndexError(StoreError):
+    """The index path holds something that is not our index; it was left untouched."""
 
 
 @dataclass(frozen=True)
@@ -169,23 +179,18 @@ def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) ->
             )
             conn.pragma("user_version", migration.version)
             applied += 1
-    newest = migrations[-1].version if migrations else 0
+    _refuse_newer(conn, migrations[-1].version if migrations else 0)
+    return applied
+
+
+def _refuse_newer(conn: apsw.Connection, newest: int) -> None:
+    """A newer journal-index's index is neither migrated nor moved aside: it is not broken."""
     current = int(conn.pragma("user_version"))
     if current > newest:
         raise StoreError(
             f"the index was written by a newer journal-index (schema {current} > {newest}); "
-            "upgrade journal-index or run `journal-index rebuild`"
+            "upgrade journal-index, or give --db another file"
         )
-    return applied
-
-
-def _looks_like_sqlite(path: str) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
-        return True
-    return head == b"" or head == SQLITE_MAGIC
 
 
 def _quick_check(conn: apsw.Connection) -> None:
@@ -201,21 +206,42 @@ def _quick_check(conn: apsw.Connection) -> None:
         conn.execute("SELECT id FROM files LIMIT 1").fetchall()
 
 
-def _open_raw(path: str) -> apsw.Connection:
-    if path != ":memory:" and not _looks_like_sqlite(path):
-        raise apsw.NotADBError("file is not a database")
+def _open_raw(path: str, create: bool = False) -> apsw.Connection:
     conn = apsw.Connection(path)
     try:
-        _setup_connection(conn)
+        if create:
+            # Marked before anything else is written, so even a half-made index is recognizably ours.
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            _retry_busy(lambda: conn.pragma("application_id", APPLICATION_ID))
+        _retry_busy(lambda: _setup_connection(conn))
+        _refuse_newer(conn, load_migrations()[-1].version)
         _quick_check(conn)
-        migrate(conn)
+        _retry_busy(lambda: migrate(conn))
     except BaseException:
         conn.close()
         raise
     return conn
 
 
+def _retry_busy(step: Callable[[], object], seconds: float = BUSY_TIMEOUT_MS / 1000) -> None:
+    """Run a setup step that SQLite may refuse with BUSY without calling the busy handler
+    (switching a brand-new file to WAL while another process opens it)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            step()
+            return
+        except apsw.BusyError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def remove_db_files(path: str) -> None:
+    """Delete the index at ``path`` with its -wal and -shm; refused unless it is ours."""
+    verdict = identify(path)
+    if verdict.refusal is not None:
+        raise NotOurIndexError(verdict.refusal)
     for suffix in ("", "-wal", "-shm"):
         try:
             os.remove(path + suffix)
@@ -242,34 +268,45 @@ def move_aside(path: str, reason: str) -> str:
     return target
 
 
-RECOVERABLE = (apsw.CorruptError, apsw.NotADBError, apsw.CantOpenError, apsw.IOError, apsw.SQLError,
-               apsw.SchemaChangeError)
-
-
 def open_store(path: str) -> Store:
-    """Open (creating, migrating or rebuilding as needed) the index at ``path``."""
-    if path != ":memory:":
-        parent = os.path.dirname(os.path.abspath(path))
-        try:
-            os.makedirs(parent, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the index folder {parent}: {exc.strerror}") from exc
+    """Open (creating, migrating or rebuilding as needed) the index at ``path``.
+
+    Only a file that is recognizably ours is ever moved aside (DESIGN invariant 10); anything
+    else at ``path`` raises :class:`NotOurIndexError` and is left untouched.
+    """
+    if path == ":memory:":
+        return Store(_open_raw(path, create=True), path)
+    parent = os.path.dirname(os.path.abspath(path))
     try:
-        conn = _open_raw(path)
+        os.makedirs(parent, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the index folder {parent}: {exc.strerror}") from exc
+    verdict = identify(path)
+    if verdict.refusal is not None:
+        raise NotOurIndexError(verdict.refusal)
+    if verdict.state == "broken":
+        move_aside(path, verdict.detail)
+    try:
+        conn = _open_raw(path, create=verdict.state in ("new", "broken"))
     except apsw.BusyError as exc:
         raise StoreError(f"the index {path} is locked by another process; retry in a moment") from exc
-    except RECOVERABLE as exc:
-        if path == ":memory:" or not os.path.exists(path):
-            raise StoreError(f"cannot open the index {path}: {exc}") from exc
-        if isinstance(exc, apsw.CantOpenError) and not os.access(path, os.R_OK | os.W_OK):
-            raise StoreError(f"cannot open the index {path}: permission denied") from exc
+    except BROKEN_INDEX as exc:
+        # Ours by its header or schema, yet unusable: the index is disposable.
         move_aside(path, type(exc).__name__)
-        conn = _open_raw(path)
+        conn = _open_raw(path, create=True)
+    except apsw.CantOpenError as exc:
+        raise StoreError(f"cannot open the index {path}: "
+                         f"{'permission denied' if not os.access(path, os.R_OK | os.W_OK) else exc}") from exc
+    except apsw.IOError as exc:
+        raise StoreError(f"cannot open the index {path}: input/output error ({exc})") from exc
     return Store(conn, path)
 
 
 def recover(store: Store, reason: str) -> Store:
-    """Replace a store found broken mid-use by a fresh one (the journals rebuild it)."""
+    """Replace a store found broken mid-use by a fresh one (the journals rebuild it).
+
+    The store was opened as ours, so its file may be moved aside whatever its header says now.
+    """
     path = store.path
     try:
         store.conn.close()

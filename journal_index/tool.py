@@ -31,7 +31,7 @@ from journal_index.indexer import discover, index_file, open_journal
 from journal_index.redact import redact
 from journal_index.scope import Scope, ScopeError, resolve_scope, wider_than
 from journal_index.status import backfill_progress
-from journal_index.store import RECOVERABLE, Store, StoreError, open_store, recover
+from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover
 
 TOOL_NAME = "memory_context"
 DESCRIPTION = ("Search and read this project's past agent sessions (redacted). "
@@ -318,7 +318,7 @@ class MemoryTool:
         except apsw.BusyError:
             return self._error(ToolError("index_busy", "the index is busy (another process is writing)",
                                          "retry in a moment"), state)
-        except RECOVERABLE as exc:
+        except BROKEN_INDEX as exc:
             self._recover(type(exc).__name__)
             return self._error(ToolError("index_unavailable", "index unavailable, rebuilding; retry",
                                          "call again in a few seconds"), None)

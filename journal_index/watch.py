@@ -38,7 +38,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from journal_index import backfill, indexer
-from journal_index.store import Store, recover
+from journal_index.store import BROKEN_INDEX, Store, recover
 
 # Opened / closed-without-writing are left out: our own reads would wake us up.
 EVENT_TYPES: list[type[FileSystemEvent]] = [
@@ -230,7 +230,7 @@ class Watcher:
         """Run one pass; a failing pass is logged, never fatal (the next one retries)."""
         try:
             step()
-        except (apsw.CorruptError, apsw.NotADBError) as exc:
+        except BROKEN_INDEX as exc:
             self.log.error(f"the index is damaged ({type(exc).__name__}); starting a new one")
             self.store = recover(self.store, type(exc).__name__)
             self.timer.wrap(self.store)

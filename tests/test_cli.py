@@ -128,3 +128,34 @@ def test_every_command_is_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text()
     missing = [name for name in cli.commands if f"journal-index {name}" not in readme]
     assert missing == []
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "journal_index", *args], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_db_pointing_at_something_else_is_refused_untouched(tmp_path: Path, sessions_root: Path) -> None:
+    import apsw
+
+    text = tmp_path / "notes.txt"
+    text.write_text("notes\n")
+    places = tmp_path / "places.sqlite"
+    conn = apsw.Connection(str(places))
+    conn.execute("CREATE TABLE moz_places(id INTEGER PRIMARY KEY, url TEXT); INSERT INTO moz_places(url) VALUES('x')")
+    conn.close()
+    for target in (text, places, Path("/dev/null"), tmp_path):
+        before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+        for command in (["status"], ["index"], ["search", "x"], ["rebuild"], ["export", "files"]):
+            done = _cli("--db", str(target), "--sessions", str(sessions_root), *command)
+            lines = done.stderr.strip().splitlines()
+            assert done.returncode == 1, (target, command, done.stderr)
+            assert len(lines) == 1 and str(target) in lines[0] and "refusing to touch it" in lines[0], lines
+            assert "Traceback" not in done.stderr
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
+def test_export_of_a_missing_index_creates_nothing(tmp_path: Path) -> None:
+    done = _cli("--db", str(tmp_path / "none.db"), "export", "files")
+    assert done.returncode == 1 and "no index at" in done.stderr
+    assert not list(tmp_path.iterdir())

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.corpus import generate
+from journal_index.config import cache_db_path
 from journal_index.indexer import discover, index_files
 from journal_index.store import open_store
 from tests.conftest import FIXTURES
@@ -60,7 +61,9 @@ def _corrupt_files(db: Path) -> list[str]:
 
 
 def _fresh_copy(healthy: dict, tmp_path: Path) -> Path:
-    db = tmp_path / "index.db"
+    # The default cache path: there a file whose header is destroyed is still taken as ours.
+    db = cache_db_path()
+    db.parent.mkdir(parents=True, exist_ok=True)
     for path in [*glob.glob(f"{db}*")]:
         os.remove(path)
     shutil.copy(healthy["db"], db)

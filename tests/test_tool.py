@@ -14,6 +14,7 @@ import apsw
 import pytest
 
 from journal_index import query
+from journal_index.config import cache_db_path
 from journal_index.tool import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME, MemoryTool, encoded_cwd_dir
 from tests.conftest import FIXTURES
 from tests.helpers import load_secrets
@@ -250,15 +251,30 @@ def test_malformed_arguments_are_error_answers(shared_tool: MemoryTool, argument
     assert tool.call({"action": "search", "query": "alembic"}).error is None  # still serving
 
 
-def test_a_broken_index_file_is_set_aside_not_fatal(db_path: Path, sessions_root: Path,
-                                                    capsys: pytest.CaptureFixture[str]):
+def test_a_broken_index_file_is_set_aside_not_fatal(sessions_root: Path, capsys: pytest.CaptureFixture[str]):
+    db_path = cache_db_path()  # where a file with a destroyed header is still ours
+    db_path.parent.mkdir(parents=True)
     db_path.write_bytes(b"this is not a database" * 100)
     tool = make_tool(db_path, sessions_root)
     try:
         answer = tool.call({"action": "search", "query": "alembic"})
         assert answer.error is None and answer.result["results"]  # type: ignore[index]
+        assert list(db_path.parent.glob("index.db.corrupt-*"))
     finally:
         tool.close()
+
+
+def test_a_file_that_is_not_our_index_is_an_error_answer_and_untouched(db_path: Path, sessions_root: Path):
+    db_path.write_bytes(b"my notes, not a database\n" * 100)
+    tool = make_tool(db_path, sessions_root)
+    try:
+        answer = tool.call({"action": "search", "query": "alembic"})
+        assert answer.error is not None and answer.error["code"] == "index_unavailable"
+        assert "not a journal-index index" in answer.error["message"]
+    finally:
+        tool.close()
+    assert db_path.read_bytes() == b"my notes, not a database\n" * 100
+    assert sorted(p.name for p in db_path.parent.iterdir() if p.name.startswith("index.db")) == ["index.db"]
 
 
 def test_corruption_found_mid_call_sets_the_index_aside_and_the_next_call_rebuilds(
