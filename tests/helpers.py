@@ -104,7 +104,7 @@ def secret_is_searchable(store: Store, secret: str) -> str | None:
             return token
     if tokens:
         phrase = '"' + " ".join(tokens).replace('"', '""') + '"'
-        if store.rows("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1", (phrase,)):
+        if store.rows("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid LIMIT 1", (phrase,)):
             return "the whole secret as a phrase"
     return None
 

@@ -123,7 +123,8 @@ def test_read_pages_and_verifies(indexed_store: Store, sessions_root: Path) -> N
 def test_read_of_a_copied_entry_is_ambiguous_unless_a_session_is_given(indexed_store: Store) -> None:
     scope = resolve_scope(indexed_store, "global")
     shared = indexed_store.one(
-        "SELECT entry_id FROM entries GROUP BY entry_id HAVING count(DISTINCT file_id) > 1 LIMIT 1")
+        "SELECT entry_id FROM entries GROUP BY entry_id HAVING count(DISTINCT file_id) = 2 "
+        "ORDER BY entry_id LIMIT 1")
     assert shared is not None
     answer = read(indexed_store, shared[0], scope)
     assert answer["status"] == "ambiguous" and len(answer["candidates"]) == 2
@@ -133,8 +134,12 @@ def test_read_of_a_copied_entry_is_ambiguous_unless_a_session_is_given(indexed_s
 
 
 def test_read_outside_the_project_is_not_found(indexed_store: Store) -> None:
-    fluenty = indexed_store.one("SELECT e.entry_id FROM entries e JOIN files f ON f.id = e.file_id "
-                                "WHERE f.cwd = '/home/dev/Apps/fluenty' AND e.kind = 'user' LIMIT 1")
+    # An entry of fluenty only: /fork copies keep ids, so some fluenty entries also live in the project.
+    fluenty = indexed_store.one(
+        "SELECT e.entry_id FROM entries e JOIN files f ON f.id = e.file_id "
+        "WHERE f.cwd = '/home/dev/Apps/fluenty' AND e.kind = 'user' AND e.entry_id NOT IN ("
+        "  SELECT e2.entry_id FROM entries e2 JOIN files f2 ON f2.id = e2.file_id "
+        "  WHERE f2.cwd != '/home/dev/Apps/fluenty') ORDER BY e.entry_id LIMIT 1")
     assert fluenty is not None
     assert read(indexed_store, fluenty[0], resolve_scope(indexed_store, "project", BE))["status"] == "not_found"
     assert read(indexed_store, fluenty[0], resolve_scope(indexed_store, "global"))["status"] == "ok"
