@@ -50,7 +50,7 @@ def test_the_inspector_lists_our_one_tool(inspector: list[str], node_host: NodeH
 
 def test_the_inspector_calls_our_tool(inspector: list[str], node_host: NodeHost, tmp_path: Path) -> None:
     code, out, err = inspect(inspector, node_host, tmp_path, "--method", "tools/call", "--tool-name", "memory_context",
-                             "--tool-arg", "action=search", "--tool-arg", "query=rate limit per token")
+                             "--tool-arg", "action=search", "--tool-arg", "query=600 requests minute bursts")
     assert code == 0, err
     assert out["isError"] is False
     text = out["content"][0]["text"]

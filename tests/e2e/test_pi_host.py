@@ -30,7 +30,8 @@ pytestmark = pytest.mark.slow
 PROBE = Path(__file__).with_name("probe_mcp_server.py")
 HISTORY = "--home-dev-Apps-prjct-prjct-be--"
 DIRECT_NAME = "mcp__journal_index__memory_context"
-RATE_LIMIT_ENTRY = "20147e3f"  # a user entry of the prjct-be history that holds "rate limit per token"
+RATE_LIMIT_ENTRY = "20147e3f"  # the prjct-be user entry that holds every word of RATE_LIMIT_QUERY
+RATE_LIMIT_QUERY = "600 requests minute bursts"  # two or three entries hold every word: always on page 1
 RATE_LIMIT_SESSION = "01a066a0-b2cd-76ec-8039-f893567c84c9"
 RATE_LIMIT_TEXT = "Rate limiting: per token, 600 requests/minute with bursts up to 100."
 
@@ -71,7 +72,7 @@ def setup_project(pi_home: PiHome, project: Path, db: Path, exposure: str | None
 def test_codemode_exposure_the_script_reaches_our_server_and_the_answer_reaches_the_model(
         pi_home: PiHome, project: Path, tmp_path: Path) -> None:
     setup_project(pi_home, project, tmp_path / "index.db", exposure=None)  # pi 1.6's default: codemode
-    search = {"action": "search", "query": "rate limit per token"}
+    search = {"action": "search", "query": RATE_LIMIT_QUERY}
     read = {"action": "read", "entryId": RATE_LIMIT_ENTRY, "sessionId": RATE_LIMIT_SESSION}
     with ScriptedModel([codemode_call(search), codemode_call(read), Reply("found it")]) as model:
         run = pi_home.run("where did we talk about the rate limit per token?", model, project)
@@ -122,7 +123,7 @@ def test_direct_exposure_the_declared_tool_reaches_our_server_and_the_answer_rea
     assert pi_home.mcp_config() == {"mcpServers": {"journal-index": {
         "command": executable, "args": ["--db", str(tmp_path / "index.db"), "mcp"], "exposure": "direct"}}}
 
-    search = {"action": "search", "query": "rate limit per token"}
+    search = {"action": "search", "query": RATE_LIMIT_QUERY}
     with ScriptedModel([ToolCall(DIRECT_NAME, search), read_more_of, Reply("done")]) as model:
         run = pi_home.run("where did we talk about the rate limit per token?", model, project)
     assert_clean(run, model, turns=3)
