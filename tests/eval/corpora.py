@@ -1,0 +1,112 @@
+"""The eval corpora and their questions, without the indexer (the question checker uses this too).
+
+A corpus is a folder of journals of one format. Expected answers name a journal by its path
+relative to that folder and a 1-based line; ``Corpus.layout`` says where the runner puts each
+journal in its temporary home, the way the agent itself keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+FIXTURE_SESSIONS = REPO / "fixtures" / "sessions"
+EVAL_SESSIONS = REPO / "fixtures" / "eval-sessions"
+# The shared, read-only corpora (real journals); JOURNAL_INDEX_SHARED points elsewhere.
+SHARED = Path(os.environ.get("JOURNAL_INDEX_SHARED", "/work/shared"))
+
+# Recency is part of the ranking; a fixed "now" keeps it stable. The default is after the newest
+# entry of every corpus (the fixtures end 2026-11-20); corpora whose journals end much earlier use
+# a "now" three weeks after their last entry, as a user searching weeks later would.
+EVAL_NOW_MS = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    fmt: str  # "pi", "claude" or "codex"
+    base: Path  # expected locators name files relative to this folder
+    files: tuple[str, ...]  # journals, relative to base
+    now_ms: int = EVAL_NOW_MS
+
+    def layout(self, rel: str) -> str:
+        """Where a journal goes in the temporary home, relative to the corpus folder there."""
+        if self.fmt == "claude":
+            return f"claude/projects/{dashed(first_cwd(self.base / rel))}/{Path(rel).name}"
+        if self.fmt == "codex":
+            return f"codex/sessions/2026/01/01/{Path(rel).name}"
+        if self.name == "pi-shared":
+            return f"sessions/{pi_folder(first_cwd(self.base / rel))}/{Path(rel).name}"
+        return f"sessions/{rel}"
+
+
+def dashed(cwd: str) -> str:
+    """Claude Code's project folder name: every `/` and `.` of the cwd becomes `-`."""
+    return cwd.replace("/", "-").replace(".", "-")
+
+
+def pi_folder(cwd: str) -> str:
+    return "--" + cwd.strip("/").replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+
+
+def first_cwd(path: Path) -> str:
+    """The first cwd a journal names (pi header, Claude line, Codex session_meta)."""
+    with path.open("rb") as fh:
+        for raw in fh:
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            payload = obj.get("payload")
+            for holder in (obj, payload if isinstance(payload, dict) else {}):
+                cwd = holder.get("cwd")
+                if isinstance(cwd, str) and cwd:
+                    return cwd
+    return "/unknown"
+
+
+def _jsonl_under(base: Path, *folders: str) -> tuple[str, ...]:
+    found = []
+    for folder in folders:
+        root = base / folder
+        if root.is_dir():
+            found += [p.relative_to(base).as_posix() for p in root.rglob("*.jsonl")]
+    return tuple(sorted(found))
+
+
+def corpora() -> dict[str, Corpus]:
+    agents = SHARED / "agent-journals-real"
+    return {
+        "fixtures": Corpus("fixtures", "pi", FIXTURE_SESSIONS, _jsonl_under(FIXTURE_SESSIONS, ".")),
+        "eval": Corpus("eval", "pi", EVAL_SESSIONS, _jsonl_under(EVAL_SESSIONS, "."),
+                       now_ms=1_784_332_800_000),  # 2026-07-18
+        "pi-shared": Corpus("pi-shared", "pi", SHARED,
+                            _jsonl_under(SHARED, "pi-journals-real", "pi-journals-1.6/sessions")),
+        "claude": Corpus("claude", "claude", agents / "claude-code", _jsonl_under(agents / "claude-code", "."),
+                         now_ms=1_771_113_600_000),  # 2026-02-15
+        "codex": Corpus("codex", "codex", agents / "codex", _jsonl_under(agents / "codex", "."),
+                        now_ms=1_784_505_600_000),  # 2026-07-20
+    }
+
+
+def load_questions(corpus: str | None = "fixtures", only_original: bool = True) -> list[dict[str, Any]]:
+    """Questions of one corpus (None: all). ``only_original`` keeps the first 69 (questions.json)."""
+    files = [HERE / "questions.json"] if only_original else sorted(HERE.glob("questions*.json"))
+    questions = []
+    for path in files:
+        for q in json.loads(path.read_text("utf-8")):
+            q.setdefault("corpus", "fixtures")
+            if corpus is None or q["corpus"] == corpus:
+                questions.append(q)
+    return questions
+
+
+def load_all_questions(corpus: str | None = None) -> list[dict[str, Any]]:
+    return load_questions(corpus, only_original=False)
