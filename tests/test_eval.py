@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tests.eval.check_questions import check
-from tests.eval.corpora import corpora, load_all_questions
+from tests.eval.corpora import EVAL_SESSIONS, corpora, load_all_questions
+from tests.eval.make_eval_sessions import build
 from tests.eval.run_eval import evaluate_corpus, registered_format
 
 NEW_CLASSES = ("facts_changed", "phrase", "tool_context", "precision", "paraphrase")
@@ -36,6 +37,15 @@ def test_eval_questions_are_well_formed() -> None:
         assert sum(q["category"] == cls for q in questions) >= 15, cls
     for name in ("claude", "codex"):
         assert sum(q["corpus"] == name for q in questions) >= 15, name
+
+
+def test_eval_sessions_are_what_the_generator_writes() -> None:
+    """fixtures/eval-sessions is generated; its questions point at lines, so it may only change with them."""
+    built = build()
+    on_disk = {p.relative_to(EVAL_SESSIONS).as_posix() for p in EVAL_SESSIONS.rglob("*.jsonl")}
+    assert on_disk == set(built)
+    for rel, (data, _) in built.items():
+        assert (EVAL_SESSIONS / rel).read_bytes() == data, rel
 
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
