@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import journal_index.formats
 from journal_index.formats import get_format
 from journal_index.indexer import discover, index_file, index_files
 from journal_index.query import Filters, search
@@ -90,26 +91,26 @@ class Built:
 
 def _root(path: Path, fmt_name: str) -> Any:
     """A session root tagged with its format where journal_index has typed roots, else the folder."""
-    try:
-        from journal_index.formats import Root  # type: ignore[attr-defined]
-    except ImportError:
-        return path
-    return Root(path, fmt_name)
+    root_type = getattr(journal_index.formats, "Root", None)
+    return path if root_type is None else root_type(path, fmt_name)
 
 
 def _index(store: Store, roots: list[Any], fmt_name: str, origin: dict[str, str]) -> None:
     """Index every journal under the roots, with whichever indexer API this checkout has."""
-    if "roots" in inspect.signature(index_files).parameters:
-        index_files(store, discover(roots), roots=roots)
+    batch: Any = index_files  # its signature differs between indexer versions
+    if "roots" in inspect.signature(batch).parameters:
+        batch(store, discover(roots), roots=roots)
     elif fmt_name == "pi":
         index_files(store, discover(roots))
     else:  # older indexer: one call per journal, format by name
+        per_file: Any = index_file
         for path in sorted(origin):
-            index_file(store, path, fmt=fmt_name)  # type: ignore[call-arg]
+            per_file(store, path, fmt=fmt_name)
 
 
 def _entry_count(store: Store) -> int:
-    return int(store.conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+    row = store.conn.execute("SELECT count(*) FROM entries").fetchone()
+    return int(row[0]) if row else 0
 
 
 @contextmanager
