@@ -35,11 +35,11 @@ class Corpus:
     now_ms: int = EVAL_NOW_MS
 
     def layout(self, rel: str) -> str:
-        """Where a journal goes in the temporary home, relative to the corpus folder there."""
+        """Where a journal goes in the temporary home, relative to <tmp>/<corpus name>."""
         if self.fmt == "claude":
-            return f"claude/projects/{dashed(first_cwd(self.base / rel))}/{Path(rel).name}"
+            return f"projects/{dashed(first_cwd(self.base / rel))}/{Path(rel).name}"  # <tmp>/claude/projects/...
         if self.fmt == "codex":
-            return f"codex/sessions/2026/01/01/{Path(rel).name}"
+            return f"sessions/2026/01/01/{Path(rel).name}"  # <tmp>/codex/sessions/...
         if self.name == "pi-shared":
             return f"sessions/{pi_folder(first_cwd(self.base / rel))}/{Path(rel).name}"
         return f"sessions/{rel}"

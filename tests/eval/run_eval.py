@@ -127,8 +127,7 @@ def built(corpus: Corpus, tmp: Path) -> Iterator[Built]:
         shutil.copyfile(corpus.base / rel, target)
         shutil.copystat(corpus.base / rel, target)
         origin[os.path.realpath(target)] = rel
-    session_dir = {"claude": root / "claude" / "projects", "codex": root / "codex" / "sessions"}.get(
-        corpus.fmt, root / "sessions")
+    session_dir = root / ("projects" if corpus.fmt == "claude" else "sessions")
     store = open_store(str(tmp / f"{corpus.name}.db"))
     try:
         _index(store, [_root(session_dir, fmt_name)], fmt_name, origin)
