@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from journal_index import indexer
+from journal_index.formats import RootLike
 from journal_index.store import Store
 
 LEASE_KEY = "backfill_lease"
@@ -139,10 +140,10 @@ def _under(path: str, roots: list[str]) -> bool:
     return any(path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def forget_vanished(store: Store, roots: Iterable[str | os.PathLike[str]],
+def forget_vanished(store: Store, roots: Iterable[RootLike],
                     on_result: Callable[[indexer.FileResult], None] | None = None) -> int:
     """Drop the rows of journals under the roots that no longer exist."""
-    absolute = [os.path.abspath(os.fspath(r)) for r in roots]
+    absolute = [str(r.path) for r in indexer.as_roots(roots)]
     removed = 0
     for (path,) in store.rows("SELECT path FROM files ORDER BY path"):
         if _under(path, absolute) and not os.path.exists(path) and indexer.remove_file(store, path):
@@ -154,7 +155,7 @@ def forget_vanished(store: Store, roots: Iterable[str | os.PathLike[str]],
 
 def backfill(
     store: Store,
-    roots: Iterable[str | os.PathLike[str]],
+    roots: Iterable[RootLike],
     lease: Lease,
     *,
     stop: Callable[[], bool] = lambda: False,
@@ -167,24 +168,24 @@ def backfill(
     serves its live journals there, so a long backfill never delays them);
     ``on_result`` sees each journal's result.
     """
-    roots = [os.path.abspath(os.fspath(r)) for r in roots]
+    rooted = indexer.as_roots(roots)
     out = BackfillReport()
     if not lease.acquire():
         out.holder = lease.holder
         return out
     out.ran, out.took_over = True, lease.took_over
     started = time.perf_counter()
-    paths = indexer.discover([r for r in roots if os.path.isdir(r)])
+    paths = indexer.discover(rooted)
     out.total = len(paths)
     if not lease.renew(progress_value(0, out.total)):
         out.lost, out.holder = True, lease.holder
         return out
-    out.removed = forget_vanished(store, roots, on_result)
+    out.removed = forget_vanished(store, rooted, on_result)
     for path in paths:
         if stop():
             out.stopped = True
             break
-        result = indexer.index_file(store, path)
+        result = indexer.index_file(store, path, rooted)
         out.report.add(result)
         out.done += 1
         changed = not result.unchanged
@@ -205,13 +206,14 @@ def backfill(
     return out
 
 
-def run(store: Store, roots: Iterable[str | os.PathLike[str]], *, owner: str | None = None,
+def run(store: Store, roots: Iterable[RootLike], *, owner: str | None = None,
         serve: Iterable[str | os.PathLike[str]] = (), stop: Callable[[], bool] = lambda: False,
         on_result: Callable[[indexer.FileResult], None] | None = None) -> BackfillReport:
     """What a process does when it starts: index the journals it serves (no lease needed),
     then backfill everything else if it wins the lease, and give the lease back."""
+    roots = indexer.as_roots(roots)
     for path in serve:
-        result = indexer.index_file(store, path)
+        result = indexer.index_file(store, path, roots)
         if on_result is not None:
             on_result(result)
     lease = Lease(store, owner)

@@ -18,7 +18,8 @@ import click
 import orjson
 
 from journal_index import __version__, indexer, query, render
-from journal_index.config import ConfigError, default_db_path, default_sessions_roots
+from journal_index.config import ConfigError, default_db_path, existing, session_roots
+from journal_index.formats import Root
 from journal_index.redact import redact_with_hits
 from journal_index.scope import ScopeError, resolve_scope
 from journal_index.status import status
@@ -37,7 +38,9 @@ class App:
 
     def __init__(self, db: str | None, sessions: tuple[str, ...]) -> None:
         self.db_path = str(Path(db).expanduser()) if db else str(default_db_path())
-        self.roots = [Path(s).expanduser() for s in sessions] if sessions else default_sessions_roots()
+        self.roots = session_roots(sessions)
+        # Folders the user named must exist; of the agents' default folders, those that do.
+        self.explicit_roots = bool(sessions) or bool(os.environ.get("JOURNAL_INDEX_SESSIONS"))
         self._store: Store | None = None
 
     def store(self) -> Store:
@@ -57,22 +60,27 @@ class App:
             self._store.close()
             self._store = None
 
-    def existing_roots(self) -> list[Path]:
-        missing = [r for r in self.roots if not r.is_dir()]
-        if missing:
+    def existing_roots(self) -> list[Root]:
+        found = existing(self.roots)
+        missing = [r for r in self.roots if r not in found]
+        if self.explicit_roots and missing:
             raise click.ClickException(
-                f"session folder {missing[0]} does not exist; pass --sessions DIR, or set "
-                "JOURNAL_INDEX_SESSIONS or PI_CODING_AGENT_DIR"
+                f"session folder {missing[0]} does not exist; pass --sessions DIR, or set JOURNAL_INDEX_SESSIONS"
             )
-        return self.roots
+        if not found:
+            looked = ", ".join(str(r) for r in self.roots)
+            raise click.ClickException(
+                f"no agent journals found (looked in {looked}); pass --sessions DIR or set JOURNAL_INDEX_SESSIONS"
+            )
+        return found
 
     def ensure_indexed(self) -> None:
         """A brand-new (or rebuilt) index is filled from the session roots before a query."""
         store = self.store()
         if store.value("SELECT count(*) FROM files", default=0) == 0:
-            roots = [r for r in self.roots if r.is_dir()]
+            roots = existing(self.roots)
             if roots:
-                indexer.index_files(store, indexer.discover(roots))
+                indexer.index_files(store, indexer.discover(roots), roots=roots)
 
 
 def with_app(func: F) -> F:
@@ -166,9 +174,11 @@ def run_index(app: App, paths: tuple[str, ...], as_json: bool) -> None:
             if not os.path.isfile(p):
                 raise click.ClickException(f"{p} is not a readable file")
         files = list(paths)
+        roots = app.roots
     else:
-        files = indexer.discover(app.existing_roots())
-    report = indexer.index_files(app.store(), files, progress=_progress_printer(len(files)))
+        roots = app.existing_roots()
+        files = indexer.discover(roots)
+    report = indexer.index_files(app.store(), files, progress=_progress_printer(len(files)), roots=roots)
     if not paths:
         from journal_index.backfill import record_progress
 
@@ -180,7 +190,8 @@ def run_index(app: App, paths: tuple[str, ...], as_json: bool) -> None:
         rate = mb / report.seconds if report.seconds > 0 else 0.0
         click.echo(f"indexed {report.files} journals: {report.entries} new entries, {mb:.1f} MB "
                    f"in {report.seconds:.2f} s ({rate:.1f} MB/s); {report.skipped_lines} lines skipped, "
-                   f"{report.reset_files} journals reindexed after a rewrite")
+                   f"{report.reset_files} journals reindexed after a rewrite"
+                   + (f", {report.ignored_files} files not recognized as journals" if report.ignored_files else ""))
     for error in report.errors:
         click.echo(f"journal-index: warning: {error}", err=True)
 
@@ -444,7 +455,7 @@ def watch_cmd(app: App, rescan: float, no_events: bool, quiet: bool, verbose: bo
 
     verbosity = watch.QUIET if quiet else watch.VERBOSE if verbose else watch.NORMAL
     options = watch.WatchOptions(rescan=rescan, events=not no_events, verbosity=verbosity)
-    sys.exit(watch.run(app.store(), [str(r) for r in app.roots], options))
+    sys.exit(watch.run(app.store(), app.roots, options))
 
 
 @cli.command(name="gc")

@@ -7,6 +7,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from journal_index.formats import Root, default_roots
+
 SCOPES = ("session", "project", "global")
 DEFAULT_MAX_SCOPE = "project"
 
@@ -15,15 +17,20 @@ class ConfigError(ValueError):
     """A setting from the environment or the command line is unusable."""
 
 
-def default_sessions_roots() -> list[Path]:
-    """``$JOURNAL_INDEX_SESSIONS`` (os.pathsep-separated), else pi's own session folder."""
+def session_roots(sessions: tuple[str, ...] = ()) -> list[Root]:
+    """Where journals are: ``--sessions`` folders, else ``$JOURNAL_INDEX_SESSIONS``
+    (os.pathsep-separated), each holding journals of any format; else every registered
+    agent's default folders (existing or not: see :func:`existing`)."""
+    if sessions:
+        return [Root(Path(s).expanduser()) for s in sessions]
     env = os.environ.get("JOURNAL_INDEX_SESSIONS")
     if env:
-        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-    agent_dir = os.environ.get("PI_CODING_AGENT_DIR")
-    if agent_dir:
-        return [Path(agent_dir).expanduser() / "sessions"]
-    return [Path.home() / ".pi" / "agent" / "sessions"]
+        return [Root(Path(p).expanduser()) for p in env.split(os.pathsep) if p]
+    return default_roots()
+
+
+def existing(roots: list[Root]) -> list[Root]:
+    return [r for r in roots if r.path.is_dir()]
 
 
 def cache_db_path() -> Path:

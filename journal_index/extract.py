@@ -1,55 +1,137 @@
-"""From a block of complete journal lines to index rows and the redacted text of their terms.
+"""From blocks of complete journal lines to index rows and the redacted text of their terms.
 
-Pure and picklable, so worker processes can run it while the main process writes: the one
-place where a line is parsed, its text redacted and given its index form.
+The one place where a line is parsed, its text redacted and given its index form. A pass over
+a journal keeps one :class:`Extractor`, which links each tool result to the call it answers:
+calls seen earlier in the pass are remembered, calls before the pass are found through
+``lookback`` (the indexer reads the bytes before the cursor). A result links only to a call
+that starts at most :data:`LINK_WINDOW` bytes before it, so a pass that resumes mid-journal
+links exactly as one from byte 0 does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_index.formats import Entry, SessionName, Skip, get_format
+from journal_index.entry_text import entry_text
+from journal_index.formats import Entry, JournalFormat, SessionName, Skip, ToolCall, split_objects
 from journal_index.redact import redact
 from journal_index.text_forms import index_form, indexed_part
+
+LINK_WINDOW = 1 << 20
+_PRUNE_AT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    offset: int  # of the line (or salvaged object) that made the call
+    length: int
+    call: ToolCall
+
+
+Lookback = Callable[[str, int], CallSite | None]  # (call id, result offset) → its call before the pass
 
 
 @dataclass
 class Extracted:
-    # (entry_id, parent_id, ts, kind, role, tool, chars, offset, length, tokens_before)
+    # (entry_id, parent_id, ts, kind, role, tool, chars, offset, length, tokens_before,
+    #  link_offset, link_length)
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     terms: list[tuple[int, str]] = field(default_factory=list)  # (index into rows, text for the FTS)
     skipped: int = 0
     name: str | None = None  # the last session name seen (redacted)
     last_ts: int | None = None
+    # compactions, in file order: (offset of the compaction, id of the first entry kept after it)
+    compactions: list[tuple[int, str | None]] = field(default_factory=list)
 
 
-def extract_block(fmt_name: str, data: bytes, base_offset: int) -> Extracted:
-    """Parse every line of ``data`` (complete lines; ``base_offset`` is its place in the file)."""
-    parse_line = get_format(fmt_name).parse_line
-    out = Extracted()
-    start = 0
-    end_of_data = len(data)
-    while start < end_of_data:
+def lines_of(data: bytes, base_offset: int) -> list[tuple[int, bytes]]:
+    """(offset, line) of each non-blank line of a block of complete lines."""
+    out = []
+    start, size = 0, len(data)
+    while start < size:
         newline = data.find(b"\n", start)
         if newline < 0:
-            newline = end_of_data
+            newline = size
         line = data[start:newline]
-        offset = base_offset + start
+        if line.strip():
+            out.append((base_offset + start, line))
         start = newline + 1
-        if not line.strip():
-            continue
-        parsed = parse_line(line, offset)
-        if isinstance(parsed, Entry):
-            text = redact(parsed.text) if parsed.text else ""
-            out.rows.append((parsed.entry_id, parsed.parent_id, parsed.ts, parsed.kind, parsed.role, parsed.tool,
-                             len(text), offset, len(line), parsed.tokens_before))
-            if text:
-                out.terms.append((len(out.rows) - 1, index_form(indexed_part(text))))
-            if parsed.ts is not None and (out.last_ts is None or parsed.ts > out.last_ts):
-                out.last_ts = parsed.ts
-        elif isinstance(parsed, SessionName):
-            out.name = redact(parsed.name)
-        elif parsed is not Skip.NOT_INDEXED:
-            out.skipped += 1
     return out
+
+
+def parse_salvaging(fmt: JournalFormat, line: bytes, offset: int) -> list[tuple[int, bytes, Any]]:
+    """(offset, bytes, parsed) for a line, or for each object of a line that holds several."""
+    parsed = fmt.parse_line(line, offset)
+    if parsed is Skip.MALFORMED:
+        pieces = split_objects(line)
+        if pieces:
+            return [(offset + s, line[s:e], fmt.parse_line(line[s:e], offset + s)) for s, e in pieces]
+    return [(offset, line, parsed)]
+
+
+class Extractor:
+    """Parses one journal's blocks, in file order, within one pass."""
+
+    def __init__(self, fmt: JournalFormat, lookback: Lookback | None = None) -> None:
+        self.fmt = fmt
+        self.lookback = lookback
+        self.calls: dict[str, CallSite] = {}
+
+    def _linked(self, entry: Entry, offset: int) -> CallSite | None:
+        if entry.answers is None:
+            return None
+        site = self.calls.get(entry.answers)
+        if site is None and self.lookback is not None:
+            site = self.lookback(entry.answers, offset)
+        if site is None or site.offset < offset - LINK_WINDOW or site.offset >= offset:
+            return None
+        return site
+
+    def _remember(self, entry: Entry, offset: int, length: int) -> None:
+        for call in entry.calls:
+            self.calls[call.call_id] = CallSite(offset, length, call)
+        if len(self.calls) > _PRUNE_AT:
+            self.calls = {k: s for k, s in self.calls.items() if s.offset >= offset - LINK_WINDOW}
+
+    def block(self, data: bytes, base_offset: int) -> Extracted:
+        """Rows and terms of a block of complete lines (``base_offset``: its place in the file)."""
+        out = Extracted()
+        for line_offset, raw in lines_of(data, base_offset):
+            for offset, line, parsed in parse_salvaging(self.fmt, raw, line_offset):
+                if isinstance(parsed, Entry):
+                    self._entry(out, parsed, offset, len(line))
+                elif isinstance(parsed, SessionName):
+                    out.name = redact(parsed.name)
+                elif parsed is not Skip.NOT_INDEXED:
+                    out.skipped += 1
+        return out
+
+    def _entry(self, out: Extracted, entry: Entry, offset: int, length: int) -> None:
+        self._remember(entry, offset, length)
+        site = self._linked(entry, offset)
+        call = site.call if site is not None else None
+        if call is not None and self.fmt.is_own_tool(call.name):
+            return  # our own answer, however the host labelled its result
+        tool = entry.tool or (call.name if call is not None else None)
+        text = entry_text(entry, call)
+        out.rows.append((entry.entry_id, entry.parent_id, entry.ts, entry.kind, entry.role, tool, len(text),
+                         offset, length, entry.tokens_before,
+                         site.offset if site else None, site.length if site else None))
+        if text.strip():
+            out.terms.append((len(out.rows) - 1, index_form(indexed_part(text))))
+        if entry.ts is not None and (out.last_ts is None or entry.ts > out.last_ts):
+            out.last_ts = entry.ts
+        if entry.kind == "compaction":
+            out.compactions.append((offset, entry.kept_from))
+
+
+def find_call(fmt: JournalFormat, call_id: str, line: bytes, offset: int) -> CallSite | None:
+    """The call ``call_id`` made by the line (or one of its salvaged objects) at ``offset``."""
+    for piece_offset, piece, parsed in parse_salvaging(fmt, line, offset):
+        if isinstance(parsed, Entry):
+            for call in parsed.calls:
+                if call.call_id == call_id:
+                    return CallSite(piece_offset, len(piece), call)
+    return None

@@ -4,7 +4,8 @@ A journal is junk when it never compacted AND it ran under a temporary folder, o
 user/team/extension message (no ``user`` or ``custom`` entry), or two replies or fewer
 (``assistant`` entries ≤ 2). Never candidates: a journal touched in the last 24 hours, the
 current one (``--current``), the newest journal of the process's folder, anything whose index
-is not up to date, and anything that is not a plain file inside the session roots.
+is not up to date, anything that is not a plain file inside the session roots, and the
+journals of an agent whose format does not allow it (another agent's resume reads them).
 
 ``preview`` records each candidate's size and mtime; ``confirm`` deletes only those files, only
 while both are unchanged (DESIGN invariant 1), forgets their rows and terms, and clears the
@@ -22,6 +23,7 @@ from typing import Any
 
 from journal_index import backfill, indexer
 from journal_index.config import now_ms
+from journal_index.formats import FORMATS, RootLike
 from journal_index.store import Store
 
 QUIET_HOURS = 24
@@ -72,7 +74,7 @@ def _inside(path: str, root: str) -> bool:
     return path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def unsafe_reason(path: str, roots: Iterable[str | os.PathLike[str]]) -> str | None:
+def unsafe_reason(path: str, roots: Iterable[RootLike]) -> str | None:
     """Why ``path`` must not be deleted, or None when it is a plain journal inside a root.
 
     The path as recorded and its fully resolved form must both lie inside the same root (also
@@ -91,28 +93,28 @@ def unsafe_reason(path: str, roots: Iterable[str | os.PathLike[str]]) -> str | N
     if not stat.S_ISREG(st.st_mode):
         return "not a regular file"
     real = os.path.realpath(path)
-    for root in roots:
-        root_abs = os.path.abspath(os.fspath(root))
+    for root in indexer.as_roots(roots):
+        root_abs = str(root.path)
         if _inside(path, root_abs) and _inside(real, os.path.realpath(root_abs)):
             return None
     return "outside the session roots"
 
 
-def refresh(store: Store, roots: Iterable[str | os.PathLike[str]]) -> None:
+def refresh(store: Store, roots: Iterable[RootLike]) -> None:
     """Bring the rows gc judges by up to date (unchanged journals cost one stat each)."""
-    roots = [r for r in roots if os.path.isdir(r)]
-    backfill.forget_vanished(store, roots)
-    for path in indexer.discover(roots):
-        indexer.index_file(store, path)
+    rooted = [r for r in indexer.as_roots(roots) if r.path.is_dir()]
+    backfill.forget_vanished(store, rooted)
+    for path in indexer.discover(rooted):
+        indexer.index_file(store, path, rooted)
 
 
-def find_candidates(store: Store, roots: Iterable[str | os.PathLike[str]], current: str | None = None,
+def find_candidates(store: Store, roots: Iterable[RootLike], current: str | None = None,
                     cwd: str | None = None, now: int | None = None) -> list[Candidate]:
     roots = list(roots)
     now = now_ms() if now is None else now
     cwd = os.getcwd() if cwd is None else cwd
     rows = store.rows(
-        "SELECT f.path, f.cwd, f.size, f.mtime_ns, "
+        "SELECT f.path, f.cwd, f.size, f.mtime_ns, f.format, "
         "count(e.rowid) FILTER (WHERE e.kind = 'compaction'), "
         "count(e.rowid) FILTER (WHERE e.kind IN ('user', 'custom')), "
         "count(e.rowid) FILTER (WHERE e.kind = 'assistant') "
@@ -125,9 +127,11 @@ def find_candidates(store: Store, roots: Iterable[str | os.PathLike[str]], curre
     if here:
         exempt.add(os.path.realpath(max(here)[1]))
     found = []
-    for path, file_cwd, size, mtime_ns, compactions, users, replies in rows:
+    for path, file_cwd, size, mtime_ns, fmt, compactions, users, replies in rows:
         if compactions or os.path.realpath(path) in exempt or unsafe_reason(path, roots):
             continue
+        if fmt not in FORMATS or not FORMATS[fmt].COLLECTABLE:
+            continue  # another agent's transcripts are its own to keep (its resume reads them)
         try:
             st = os.stat(path)
         except OSError:
@@ -145,7 +149,7 @@ def find_candidates(store: Store, roots: Iterable[str | os.PathLike[str]], curre
     return found
 
 
-def preview(store: Store, roots: Iterable[str | os.PathLike[str]], current: str | None = None,
+def preview(store: Store, roots: Iterable[RootLike], current: str | None = None,
             cwd: str | None = None) -> list[Candidate]:
     """Index the roots, list the candidates, and remember exactly that list for ``confirm``."""
     roots = list(roots)
@@ -161,7 +165,7 @@ def preview(store: Store, roots: Iterable[str | os.PathLike[str]], current: str 
     return candidates
 
 
-def confirm(store: Store, roots: Iterable[str | os.PathLike[str]],
+def confirm(store: Store, roots: Iterable[RootLike],
             current: str | None = None) -> ConfirmResult:
     """Delete the journals the last preview listed that are unchanged since; clear the preview."""
     roots = list(roots)

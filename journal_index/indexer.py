@@ -13,21 +13,24 @@ apart from the writes.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, BinaryIO
 
-from journal_index.extract import Extracted, extract_block
-from journal_index.formats import Header, JournalFormat, get_format
+from journal_index.extract import LINK_WINDOW, CallSite, Extracted, Extractor, find_call
+from journal_index.formats import FORMATS, Header, JournalFormat, Root, choose_format, open_journal
 from journal_index.store import Store
 
 CHUNK_BYTES = 1 << 20
 ANCHOR_BYTES = 4096
+# A format reads its session from the first complete lines within this many bytes (Claude Code
+# has no header line: the cwd is on its first conversational line).
+HEAD_BYTES = 256 * 1024
+LOOKBACK_FIRST_BYTES = 64 * 1024
 # A line longer than this is skipped (and counted) without being held in memory whole.
 MAX_LINE_BYTES = 64 << 20
 # One write transaction holds about this much text (or rows, or blocks), of one journal or
@@ -38,7 +41,7 @@ GROUP_ITEMS = 256
 
 _INSERT_ENTRY = (
     "INSERT INTO entries(rowid, file_id, entry_id, parent_id, ts, kind, role, tool, chars, offset, "
-    "length, tokens_before) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "length, tokens_before, link_offset, link_length) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_TERMS = "INSERT INTO entries_fts(rowid, body) VALUES(?, ?)"
 
@@ -56,6 +59,7 @@ class FileResult:
     reset: bool = False
     unchanged: bool = False
     removed: bool = False
+    ignored: bool = False  # no registered format recognizes it
     error: str | None = None
 
 
@@ -67,10 +71,12 @@ class IndexReport:
     seconds: float = 0.0
     skipped_lines: int = 0
     reset_files: int = 0
+    ignored_files: int = 0  # not a journal of any registered format
     errors: list[str] = field(default_factory=list)
 
     def add(self, result: FileResult) -> None:
         self.files += 1
+        self.ignored_files += int(result.ignored)
         self.entries += result.entries
         self.bytes += result.bytes
         self.skipped_lines += result.skipped
@@ -86,6 +92,7 @@ class IndexReport:
             "seconds": round(self.seconds, 3),
             "skippedLines": self.skipped_lines,
             "resetFiles": self.reset_files,
+            "ignoredFiles": self.ignored_files,
             "errors": self.errors,
         }
 
@@ -120,16 +127,11 @@ def _read_first_line(handle: BinaryIO) -> bytes | None:
     return b"".join(parts)[:MAX_LINE_BYTES]
 
 
-def open_journal(path: str) -> BinaryIO:
-    """Open a journal for reading; a FIFO, socket or device is refused instead of blocking on it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+def _read_head(fd: int, first_line: bytes) -> bytes:
+    """The complete lines within the first HEAD_BYTES (at least the first line)."""
+    data = os.pread(fd, HEAD_BYTES, 0)
+    cut = data.rfind(b"\n")
+    return data[:cut] if cut >= len(first_line) else first_line
 
 
 def _bytes_before(fd: int, cursor: int) -> bytes:
@@ -167,10 +169,12 @@ def remove_file(store: Store, path: str) -> bool:
 class _Journal:
     """One pass over one journal: checks, the blocks to read, and their commits."""
 
-    def __init__(self, store: Store, path: str, fmt: JournalFormat, rebuild: bool = False) -> None:
+    def __init__(self, store: Store, path: str, roots: list[Root], rebuild: bool = False) -> None:
         self.store = store
         self.path = path
-        self.fmt = fmt
+        self.roots = roots
+        self.fmt: JournalFormat | None = None
+        self.extractor: Extractor | None = None
         self.rebuild = rebuild
         self.result = FileResult(path)
         self.file_id = 0
@@ -179,6 +183,7 @@ class _Journal:
         self.stat: os.stat_result | None = None
         self.pending_cursor = 0  # the cursor as written in the open transaction
         self.applied: list[tuple[int, int]] = []  # (rows, skipped) written in the open transaction
+        self.pass_start = 0  # the cursor this pass started from
         self.conflicted = False
         # (header, head hash) of a journal not yet in ``files``; set while its first commit is open
         self.unregistered: tuple[Header | None, str] | None = None
@@ -192,7 +197,7 @@ class _Journal:
             self.result.removed = remove_file(self.store, self.path)
             return False
         known = self.store.one(
-            "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash FROM files WHERE path = ?",
+            "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash, format, cwd FROM files WHERE path = ?",
             (self.path,),
         )
         if not self.rebuild and known is not None and known[2] == st.st_size and known[3] == st.st_mtime_ns:
@@ -209,7 +214,25 @@ class _Journal:
                 self._reset(None, fingerprint(b""))
             return False  # the header is still being written
         head_hash = fingerprint(header_line)
-        header = self.fmt.parse_header(header_line)
+        head = _read_head(handle.fileno(), header_line)
+        if known is not None and head_hash == known[4]:
+            fmt = FORMATS.get(known[6])
+            if fmt is None:
+                self.close()
+                self.result.error = f"journal format {known[6]!r} is not known to this version"
+                return False
+        else:
+            # New, or rewritten from its first line on: what it is now decides (as from scratch).
+            fmt = choose_format(self.path, head, self.roots)
+            if fmt is None:
+                self.close()
+                self.result.ignored = True
+                if known is not None:
+                    remove_file(self.store, self.path)
+                return False
+        self.fmt = fmt
+        self.extractor = Extractor(fmt, self._lookback)
+        header = fmt.read_header(self.path, head)
         if known is None:
             # Registered by the first commit of its rows, not in a transaction of its own:
             # a first pass over thousands of journals would otherwise pay a commit for each.
@@ -220,7 +243,41 @@ class _Journal:
             anchor = fingerprint(_bytes_before(handle.fileno(), self.cursor))
             if self.rebuild or st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
                 self._reset(header, head_hash)
+            elif known[7] is None and header is not None and header.cwd is not None:
+                with self.store.write():  # the session's folder showed up in a later line
+                    self._write_header(header, head_hash)
+        self.pass_start = self.cursor
         return True
+
+    def _lookback(self, call_id: str, result_offset: int) -> CallSite | None:
+        """The call a result answers, in the bytes before this pass (within LINK_WINDOW)."""
+        if self.handle is None or self.fmt is None:
+            return None
+        low = max(0, result_offset - LINK_WINDOW)
+        if self.pass_start <= low:
+            return None
+        needle = b'"' + call_id.encode() + b'"'
+        for size in (LOOKBACK_FIRST_BYTES, self.pass_start - low):
+            start = max(low, self.pass_start - size)
+            data = os.pread(self.handle.fileno(), self.pass_start - start, start)
+            at = data.rfind(needle)
+            while at >= 0:
+                line_start = data.rfind(b"\n", 0, at) + 1
+                if line_start == 0 and start > 0:
+                    break  # the line begins before what was read: look further back, or give up
+                line_end = data.find(b"\n", at)
+                site = find_call(self.fmt, call_id, data[line_start:line_end if line_end >= 0 else len(data)],
+                                 start + line_start)
+                if site is not None:
+                    return site
+                at = data.rfind(needle, 0, line_start)
+            if start == low:
+                break
+        return None
+
+    def extract(self, block: Block) -> Extracted:
+        assert self.extractor is not None
+        return self.extractor.block(block.data, block.start)
 
     def close(self) -> None:
         if self.handle is not None:
@@ -232,6 +289,7 @@ class _Journal:
         process registered it meanwhile and has already indexed some of it."""
         assert self.unregistered is not None
         header, head_hash = self.unregistered
+        assert self.fmt is not None
         self.store.conn.execute(
             "INSERT INTO files(path, format, cursor, anchor_hash) VALUES(?, ?, 0, ?) ON CONFLICT(path) DO NOTHING",
             (self.path, self.fmt.NAME, fingerprint(b"")),
@@ -247,9 +305,10 @@ class _Journal:
     def _write_header(self, header: Header | None, head_hash: str) -> None:
         h = header or Header(None, None, None, 1)
         self.store.conn.execute(
-            "UPDATE files SET version = ?, session_id = ?, cwd = ?, started = ?, parent_session = ?, "
-            "head_hash = ? WHERE id = ?",
-            (h.version, h.session_id, h.cwd, h.started, h.parent_session, head_hash, self.file_id),
+            "UPDATE files SET format = coalesce(?, format), version = ?, session_id = ?, cwd = ?, started = ?, "
+            "parent_session = ?, head_hash = ?, name = coalesce(name, ?) WHERE id = ?",
+            (self.fmt.NAME if self.fmt else None, h.version, h.session_id, h.cwd, h.started, h.parent_session,
+             head_hash, h.name, self.file_id),
         )
 
     def _reset(self, header: Header | None, head_hash: str) -> None:
@@ -258,12 +317,14 @@ class _Journal:
             forget_file(self.store, self.file_id)
             self.store.conn.execute(
                 "UPDATE files SET cursor = 0, anchor_hash = ?, entries = 0, skipped = 0, name = NULL, "
-                "last_ts = NULL, size = NULL, mtime_ns = NULL WHERE id = ?",
+                "last_ts = NULL, size = NULL, mtime_ns = NULL, context_from = NULL WHERE id = ?",
                 (fingerprint(b""), self.file_id),
             )
             self._write_header(header, head_hash)
         self.cursor = self.pending_cursor = 0
         self.result.reset = True
+        if self.fmt is not None:
+            self.extractor = Extractor(self.fmt, self._lookback)
 
     def blocks(self) -> Iterator[Block]:
         """Blocks of complete lines from the cursor on; the last one is marked final.
@@ -333,6 +394,8 @@ class _Journal:
             base = int(self.store.value("SELECT max(rowid) FROM entries", default=0)) + 1
             conn.executemany(_INSERT_ENTRY, [(base + i, self.file_id, *row) for i, row in enumerate(extracted.rows)])
             conn.executemany(_INSERT_TERMS, [(base + i, text) for i, text in extracted.terms])
+        if extracted.compactions:
+            self._mark_context(extracted.compactions[-1])
         skipped = extracted.skipped + block.skipped
         conn.execute(
             "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
@@ -347,6 +410,17 @@ class _Journal:
         self.applied.append((len(extracted.rows), skipped))
         self.pending_cursor = block.end
         return True
+
+    def _mark_context(self, compaction: tuple[int, str | None]) -> None:
+        """Where the agent's context starts after the latest compaction: at its first kept entry
+        (an earlier line of this journal), else at the compaction itself."""
+        offset, kept = compaction
+        if kept is not None:
+            found = self.store.value("SELECT min(offset) FROM entries WHERE file_id = ? AND entry_id = ?",
+                                     (self.file_id, kept))
+            if found is not None and found < offset:
+                offset = found
+        self.store.conn.execute("UPDATE files SET context_from = ? WHERE id = ?", (offset, self.file_id))
 
     def settle(self, committed: bool) -> None:
         """After the transaction: count what was committed, or forget what was rolled back."""
@@ -428,8 +502,9 @@ class _Writer:
         self.finished = still
 
 
-def _start_journal(store: Store, path: str | os.PathLike[str], fmt: str, rebuild: bool) -> tuple[_Journal, bool]:
-    journal = _Journal(store, os.path.abspath(os.fspath(path)), get_format(fmt), rebuild)
+def _start_journal(store: Store, path: str | os.PathLike[str], roots: list[Root],
+                   rebuild: bool) -> tuple[_Journal, bool]:
+    journal = _Journal(store, os.path.abspath(os.fspath(path)), roots, rebuild)
     try:
         return journal, journal.prepare()
     except OSError as exc:
@@ -438,20 +513,23 @@ def _start_journal(store: Store, path: str | os.PathLike[str], fmt: str, rebuild
         return journal, False
 
 
-def index_file(store: Store, path: str | os.PathLike[str], fmt: str = "pi", rebuild: bool = False) -> FileResult:
+def index_file(store: Store, path: str | os.PathLike[str], roots: Iterable[Root | str | os.PathLike[str]] = (),
+               rebuild: bool = False) -> FileResult:
     """Bring the index of one journal up to date. Never raises for a bad or vanished file.
 
-    ``rebuild`` drops what was indexed from the journal and indexes it from byte 0: a read
-    found a line that no longer carries its entry id, so nothing indexed from it is trusted
-    (a rewrite can keep the size, the mtime, the header and the tail).
+    A journal already indexed keeps the format stored for it; a new one takes the format of
+    the root it lies in (``roots``), else the format that recognizes it. ``rebuild`` drops
+    what was indexed from the journal and indexes it from byte 0: a read found a line that no
+    longer carries its entry id, so nothing indexed from it is trusted (a rewrite can keep the
+    size, the mtime, the header and the tail).
     """
-    journal, ready = _start_journal(store, path, fmt, rebuild)
+    journal, ready = _start_journal(store, path, as_roots(roots), rebuild)
     if not ready:
         return journal.result
     writer = _Writer(store)
     try:
         for block in journal.blocks():
-            writer.add(journal, block, extract_block(fmt, block.data, block.start))
+            writer.add(journal, block, journal.extract(block))
             if journal.conflicted:
                 break
         writer.flush()
@@ -466,6 +544,7 @@ def index_files(
     store: Store,
     paths: Iterable[str | os.PathLike[str]],
     progress: Callable[[FileResult], None] | None = None,
+    roots: Iterable[Root | str | os.PathLike[str]] = (),
 ) -> IndexReport:
     """Index many journals in one process, small ones sharing transactions.
 
@@ -484,7 +563,7 @@ def index_files(
 
     writer = _Writer(store, done)
     try:
-        _index_serially(store, [os.fspath(p) for p in paths], writer)
+        _index_serially(store, [os.fspath(p) for p in paths], as_roots(roots), writer)
         writer.flush()
     finally:
         for journal in writer.finished:
@@ -493,13 +572,13 @@ def index_files(
     return report
 
 
-def _index_serially(store: Store, paths: list[str], writer: _Writer) -> None:
+def _index_serially(store: Store, paths: list[str], roots: list[Root], writer: _Writer) -> None:
     for path in paths:
-        journal, ready = _start_journal(store, path, "pi", False)
+        journal, ready = _start_journal(store, path, roots, False)
         if ready:
             try:
                 for block in journal.blocks():
-                    writer.add(journal, block, extract_block(journal.fmt.NAME, block.data, block.start))
+                    writer.add(journal, block, journal.extract(block))
                     if journal.conflicted:
                         break
             except OSError as exc:
@@ -507,31 +586,60 @@ def _index_serially(store: Store, paths: list[str], writer: _Writer) -> None:
         writer.finish(journal)
 
 
-def discover(roots: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """Every ``*.jsonl`` under the roots, newest first (by mtime), without following loops."""
-    found: list[tuple[int, str]] = []
-    seen_dirs: set[tuple[int, int]] = set()
+def as_roots(roots: Iterable[Root | str | os.PathLike[str]]) -> list[Root]:
+    """Roots as given (plain folders mean "any format"), with absolute paths."""
+    out = []
     for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        if isinstance(root, Root):
+            out.append(Root(Path(os.path.abspath(root.path)), root.format))
+        else:
+            out.append(Root(Path(os.path.abspath(os.fspath(root)))))
+    return out
+
+
+def _within(path: str, folders: list[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+def discover(roots: Iterable[Root | str | os.PathLike[str]]) -> list[str]:
+    """Every ``*.jsonl`` under the roots, newest first (by mtime).
+
+    Symlinks are followed only where their real path stays inside the roots (a link out,
+    say to /etc/passwd, is never read), and one real file is listed once, under its own
+    path when that is reachable, else under its first path in name order.
+    """
+    rooted = [r for r in as_roots(roots) if r.path.is_dir()]
+    real_roots = [os.path.realpath(r.path) for r in rooted]
+    by_file: dict[tuple[int, int], tuple[int, str]] = {}
+    seen_dirs: set[tuple[int, int]] = set()
+    for root in rooted:
+        for dirpath, dirnames, filenames in os.walk(root.path, followlinks=True):
+            real_dir = os.path.realpath(dirpath)
             try:
                 st = os.stat(dirpath)
             except OSError:
                 dirnames[:] = []
                 continue
             key = (st.st_dev, st.st_ino)
-            if key in seen_dirs:  # a symlink loop or a second way to the same folder
-                dirnames[:] = []
+            if key in seen_dirs or not _within(real_dir, real_roots):
+                dirnames[:] = []  # a loop, a second way to one folder, or a link out of the roots
                 continue
             seen_dirs.add(key)
             dirnames.sort()
-            for name in filenames:
+            for name in sorted(filenames):
                 if not name.endswith(".jsonl"):
                     continue
                 full = os.path.abspath(os.path.join(dirpath, name))
+                real = os.path.realpath(full)
+                if not _within(real, real_roots):
+                    continue
                 try:
-                    mtime = os.stat(full).st_mtime_ns
+                    fst = os.stat(full)
                 except OSError:
-                    mtime = 0
-                found.append((mtime, full))
-    found.sort(key=lambda item: (-item[0], item[1]))
+                    continue
+                file_key = (fst.st_dev, fst.st_ino)
+                kept = by_file.get(file_key)
+                if kept is None or (full == real and kept[1] != real):
+                    by_file[file_key] = (fst.st_mtime_ns, full)
+    found = sorted(by_file.values(), key=lambda item: (-item[0], item[1]))
     return [path for _, path in found]

@@ -18,10 +18,12 @@ from typing import Any
 import apsw
 
 from journal_index.config import now_ms
+from journal_index.entry_text import entry_parts, entry_text, strip_our_answers
 from journal_index.excerpt import Excerpt, make_excerpt
-from journal_index.formats import Entry, get_format
+from journal_index.extract import find_call
+from journal_index.formats import KINDS, SUMMARY_KINDS, Entry, Root, ToolCall, get_format
 from journal_index.indexer import index_file, open_journal
-from journal_index.redact import redact, redact_region
+from journal_index.redact import redact_region
 from journal_index.scope import Scope
 from journal_index.store import Store
 from journal_index.text_forms import (
@@ -34,9 +36,6 @@ from journal_index.text_forms import (
     query_groups,
 )
 
-KINDS = ("user", "assistant", "tool_result", "bash", "custom", "compaction", "branch_summary",
-         "context_edit")
-SUMMARY_KINDS = ("compaction", "branch_summary")
 CANDIDATES = 400
 PAGE_CHARS = 16_000
 DAY_MS = 86_400_000
@@ -119,6 +118,8 @@ class Hit:
     session_id: str | None
     cwd: str | None
     format: str
+    link_offset: int | None = None
+    link_length: int | None = None
     score: float = 0.0
     excerpt: str = ""
     spans: list[tuple[int, int]] = field(default_factory=list)
@@ -156,7 +157,7 @@ class SearchResult:
 
 
 _HIT_COLUMNS = ("e.rowid, e.entry_id, e.ts, e.kind, e.role, e.tool, e.offset, e.length, "
-                "f.path, f.session_id, f.cwd, f.format")
+                "f.path, f.session_id, f.cwd, f.format, e.link_offset, e.link_length")
 
 
 def _hits(rows: list[tuple[Any, ...]]) -> list[Hit]:
@@ -167,11 +168,12 @@ def _hits(rows: list[tuple[Any, ...]]) -> list[Hit]:
 class Reader:
     """Re-reads and verifies journal lines, and tokenizes for excerpts, over one store."""
 
-    def __init__(self, store: Store, roots: Sequence[str | os.PathLike[str]] | None = None) -> None:
+    def __init__(self, store: Store, roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> None:
         self.store = store
         # Journals are only opened where they resolve inside these folders (None: anywhere,
         # for in-process callers and tests); a tampered path or a symlink out reads as unavailable.
-        self.roots = None if roots is None else [os.path.realpath(os.fspath(r)) for r in roots]
+        self.roots = None if roots is None else [os.path.realpath(os.fspath(r.path if isinstance(r, Root) else r))
+                                                 for r in roots]
         self._tokenizer = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
 
     def tokenize(self, text: str) -> list[str]:
@@ -200,22 +202,31 @@ class Reader:
         path = self.resolve(hit.path)
         if path is None:
             return None
+        fmt = get_format(hit.format)
         try:
             with open_journal(path) as handle:
                 line = os.pread(handle.fileno(), hit.length, hit.offset)
+                if len(line) != hit.length:
+                    return None
+                parsed = fmt.parse_line(line, hit.offset)
+                if not isinstance(parsed, Entry) or parsed.entry_id != hit.entry_id:
+                    return None
+                call: ToolCall | None = None
+                if hit.link_offset is not None and hit.link_length is not None and parsed.answers:
+                    call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
+                    site = find_call(fmt, parsed.answers, call_line, hit.link_offset)
+                    if site is None:
+                        return None  # the call's line moved: the journal was rewritten
+                    call = site.call
         except OSError:
             return None
-        if len(line) != hit.length:
-            return None
-        parsed = get_format(hit.format).parse_line(line, hit.offset)
-        if not isinstance(parsed, Entry) or parsed.entry_id != hit.entry_id:
-            return None
-        text = parsed.text
-        if searchable_only and len(text) > INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+        if searchable_only and len(parsed.text) > INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+            # A giant entry: only its head and tail hold terms, so only they are redacted.
+            text = "\n".join(strip_our_answers(p) for p in entry_parts(parsed, call))
             size = len(text)
             return (redact_region(text, 0, INDEX_HEAD_CHARS) + "\n"
                     + redact_region(text, size - INDEX_TAIL_CHARS, size))
-        return redact(text)
+        return entry_text(parsed, call)
 
 
 def _rank(hits: list[Hit], now: int) -> list[Hit]:
@@ -323,7 +334,7 @@ def _find(store: Store, groups: list[list[str]], filters: Filters, limit: int,
 
 
 def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
-           now: int | None = None, roots: Sequence[str | os.PathLike[str]] | None = None) -> SearchResult:
+           now: int | None = None, roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> SearchResult:
     if limit < 1:
         raise QueryError("limit must be at least 1")
     reader = Reader(store, roots)
@@ -341,7 +352,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
 
 
 def summaries(store: Store, filters: Filters, limit: int = 10,
-              roots: Sequence[str | os.PathLike[str]] | None = None) -> SearchResult:
+              roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> SearchResult:
     kinds = tuple(k for k in filters.kinds if k in SUMMARY_KINDS) or SUMMARY_KINDS
     narrowed = Filters(filters.scope, filters.since, filters.until, kinds, filters.session_id)
     reader = Reader(store, roots)
@@ -372,7 +383,7 @@ def _choose(candidates: list[Hit], session_id: str | None) -> Hit | list[Hit] | 
 
 def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = None,
          offset: int = 0, page_chars: int = PAGE_CHARS,
-         roots: Sequence[str | os.PathLike[str]] | None = None) -> dict[str, Any]:
+         roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> dict[str, Any]:
     """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``)."""
     if offset < 0:
         raise QueryError("offset must be 0 or more")

@@ -9,12 +9,19 @@ import shutil
 import sys
 from pathlib import Path
 
+from journal_index.formats import all_formats
+
 KINDS = ("systemd", "launchd")
 LAUNCHD_LABEL = "dev.journal-index.watch"
 SYSTEMD_PATH = "~/.config/systemd/user/journal-index.service"
 LAUNCHD_PATH = f"~/Library/LaunchAgents/{LAUNCHD_LABEL}.plist"
-# Settings a service manager does not inherit from the login shell; carried over when set.
-CARRIED_ENV = ("JOURNAL_INDEX_DB", "JOURNAL_INDEX_SESSIONS", "PI_CODING_AGENT_DIR", "JOURNAL_INDEX_MAX_SCOPE")
+# Settings a service manager does not inherit from the login shell; carried over when set
+# (with each agent's own variables that move its journals).
+OWN_ENV = ("JOURNAL_INDEX_DB", "JOURNAL_INDEX_SESSIONS", "JOURNAL_INDEX_MAX_SCOPE")
+
+
+def carried_env_names() -> tuple[str, ...]:
+    return OWN_ENV + tuple(name for fmt in all_formats() for name in fmt.env_vars())
 
 
 class ServiceError(ValueError):
@@ -55,7 +62,7 @@ def systemd_unit(command: list[str], env: dict[str, str] | None = None) -> str:
         f"# {SYSTEMD_PATH}",
         "# Install: systemctl --user daemon-reload && systemctl --user enable --now journal-index",
         "[Unit]",
-        "Description=journal-index: keep the pi session index up to date",
+        "Description=journal-index: keep the index of agent session journals up to date",
         "",
         "[Service]",
         "Type=simple",
@@ -96,7 +103,7 @@ def launchd_plist(command: list[str], env: dict[str, str] | None = None) -> str:
 
 def _carried(env: dict[str, str] | None) -> dict[str, str]:
     source = os.environ if env is None else env
-    return {k: source[k] for k in CARRIED_ENV if source.get(k)}
+    return {k: source[k] for k in carried_env_names() if source.get(k)}
 
 
 def service_file(kind: str | None, db: str | None = None, sessions: tuple[str, ...] = ()) -> str:

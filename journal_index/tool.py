@@ -13,10 +13,10 @@ never widened, and an entry outside it reads exactly like one that does not exis
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,10 @@ import apsw
 import orjson
 
 from journal_index import query
+from journal_index.agent_session import Host, current_journal, detect_host
 from journal_index.config import SCOPES, ConfigError, max_scope_from_env
-from journal_index.formats import get_format
-from journal_index.indexer import discover, index_file, open_journal
+from journal_index.formats import KINDS, Root
+from journal_index.indexer import as_roots, discover, index_file
 from journal_index.redact import redact
 from journal_index.scope import Scope, ScopeError, resolve_scope, wider_than
 from journal_index.status import backfill_progress
@@ -69,7 +70,7 @@ INPUT_SCHEMA: dict[str, Any] = {
         "scope": {"type": "string", "enum": list(SCOPES),
                   "description": "Which sessions: this session, this project (default) or all; "
                                  "the operator may forbid wider ones."},
-        "kind": {"type": "string", "enum": list(query.KINDS), "description": "Only entries of this kind."},
+        "kind": {"type": "string", "enum": list(KINDS), "description": "Only entries of this kind."},
         "offset": {"type": "integer", "minimum": 0,
                    "description": "read: character offset of the page; search, summaries: results to skip."},
     },
@@ -148,8 +149,8 @@ def parse_args(raw: Any) -> Args:
     if args.scope is not None and args.scope not in SCOPES:
         raise _bad(f"unknown scope {args.scope!r}", f"use one of {', '.join(SCOPES)}")
     args.kind = _string(raw, "kind", 32)
-    if args.kind is not None and args.kind not in query.KINDS:
-        raise _bad(f"unknown kind {args.kind!r}", f"use one of {', '.join(query.KINDS)}")
+    if args.kind is not None and args.kind not in KINDS:
+        raise _bad(f"unknown kind {args.kind!r}", f"use one of {', '.join(KINDS)}")
     offset = raw.get("offset", 0)
     if offset is None:
         offset = 0
@@ -238,48 +239,27 @@ class Answer:
         return {"text": self.text, **self.structured()}
 
 
-def encoded_cwd_dir(cwd: str) -> str:
-    """pi's folder name for a cwd's journals: ``--<cwd without leading slash, / \\ : → ->--``."""
-    inner = cwd.lstrip("/")
-    for char in "/\\:":
-        inner = inner.replace(char, "-")
-    return f"--{inner}--"
-
-
-def _newest_first(paths: list[Path]) -> list[Path]:
-    stamped = []
-    for path in paths:
-        try:
-            stamped.append((path.stat().st_mtime_ns, str(path), path))
-        except OSError:
-            continue
-    return [p for _, _, p in sorted(stamped, reverse=True)]
-
-
-def _header_cwd(path: Path) -> str | None:
-    try:
-        with open_journal(str(path)) as handle:  # a FIFO or device is refused, not waited on
-            line = handle.readline(1 << 20)
-    except OSError:
-        return None
-    header = get_format("pi").parse_header(line.rstrip(b"\r\n"))
-    return header.cwd if header else None
-
-
 class MemoryTool:
     """The tool over one store, opened once and kept (the MCP server makes many calls)."""
 
-    def __init__(self, db_path: str, roots: list[Path], cwd: str | None = None,
-                 session_file: str | None = None, max_scope: str | None = None) -> None:
+    def __init__(self, db_path: str, roots: Sequence[Root | Path | str], cwd: str | None = None,
+                 session_file: str | None = None, max_scope: str | None = None, host: Host | None = None) -> None:
         self.max_scope = max_scope or max_scope_from_env()
         if self.max_scope not in SCOPES:
             raise ConfigError(f"max scope {self.max_scope!r} is not a scope; use one of {', '.join(SCOPES)}")
         self.db_path = db_path
-        self.roots = roots
+        self.roots = as_roots(roots)
+        self._host = host
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.session_file = os.path.abspath(session_file) if session_file else None
         self._store: Store | None = None
         self._walked_at = 0.0  # when a first fill last found every journal indexed
+
+    @property
+    def host(self) -> Host:
+        if self._host is None:
+            self._host = detect_host()
+        return self._host
 
     @property
     def default_scope(self) -> str:
@@ -350,12 +330,12 @@ class MemoryTool:
         state = IndexState()
         path = self.current_journal(store, session_id)
         if path is not None:
-            result = index_file(store, path)
+            result = index_file(store, path, self.roots)
             state.current_path, state.new_entries, state.current_error = path, result.entries, result.error
             state.current_session = store.value("SELECT session_id FROM files WHERE path = ?", (path,))
         if self.session_file:
             if self.session_file != path:
-                index_file(store, self.session_file)
+                index_file(store, self.session_file, self.roots)
             state.host_session = store.value("SELECT session_id FROM files WHERE path = ?",
                                              (self.session_file,))
         state.backfill = backfill_progress(store)
@@ -368,7 +348,7 @@ class MemoryTool:
         """No backfill has ever run: index journals the index has not seen, within a time budget."""
         if time.monotonic() - self._walked_at < REWALK_SECONDS:
             return None
-        roots = [r for r in self.roots if r.is_dir()]
+        roots = [r for r in self.roots if r.path.is_dir()]
         if not roots:
             return None
         paths = discover(roots)
@@ -379,7 +359,7 @@ class MemoryTool:
         for path in missing:
             if time.monotonic() > deadline:
                 break
-            index_file(store, path)
+            index_file(store, path, roots)
             done += 1
         if done >= len(paths):
             self._walked_at = time.monotonic()
@@ -392,17 +372,9 @@ class MemoryTool:
                                 (session_id,))
             if known and os.path.isfile(known):
                 return str(known)
-            pattern = f"*_{glob.escape(session_id)}.jsonl"
-            found = [p for root in self.roots for p in [*root.glob(pattern), *root.glob(f"*/{pattern}")]]
-            if found:
-                return os.path.abspath(_newest_first(found)[0])
         if self.session_file:
             return self.session_file
-        folder = encoded_cwd_dir(self.cwd)
-        for path in _newest_first([p for root in self.roots for p in (root / folder).glob("*.jsonl")])[:50]:
-            if _header_cwd(path) == self.cwd:
-                return os.path.abspath(path)
-        return None
+        return current_journal(self.roots, self.cwd, self.host)
 
     # -- actions ----------------------------------------------------------------
     def _scope(self, store: Store, args: Args, state: IndexState) -> tuple[Scope, str | None]:
@@ -441,9 +413,9 @@ class MemoryTool:
     def _dispatch(self, store: Store, args: Args, state: IndexState) -> Answer:
         scope, session_id = self._scope(store, args, state)
         # Journals are only opened inside the session roots (and the current journal's folder).
-        roots: list[str | os.PathLike[str]] = [*self.roots]
+        roots: list[Root] = [*self.roots]
         if self.session_file:
-            roots.append(os.path.dirname(self.session_file))
+            roots.append(Root(Path(os.path.dirname(self.session_file))))
         if args.action == "read":
             assert args.entry_id is not None
             answer = query.read(store, args.entry_id, scope, session_id=session_id, offset=args.offset,

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -38,6 +38,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from journal_index import backfill, indexer
+from journal_index.formats import RootLike
 from journal_index.store import BROKEN_INDEX, Store, recover
 
 # Opened / closed-without-writing are left out: our own reads would wake us up.
@@ -163,9 +164,10 @@ def _journals_in(path: str) -> list[str]:
 
 
 class Watcher:
-    def __init__(self, store: Store, roots: list[str], options: WatchOptions, log: Log) -> None:
+    def __init__(self, store: Store, roots: Sequence[RootLike], options: WatchOptions, log: Log) -> None:
         self.store = store
-        self.roots = [os.path.abspath(r) for r in roots]
+        self.rooted = indexer.as_roots(roots)
+        self.roots = [str(r.path) for r in self.rooted]
         self.options = options
         self.log = log
         self.timer = WriteTimer()
@@ -290,7 +292,7 @@ class Watcher:
         started = time.perf_counter()
         first = self._first_backfill
         out = backfill.backfill(
-            self.store, self.roots, self.lease, stop=self.stopping.is_set,
+            self.store, self.rooted, self.lease, stop=self.stopping.is_set,
             on_result=None if first and self.log.verbosity < VERBOSE else self._log_result,
             between=self._serve_if_due,
         )
@@ -320,7 +322,7 @@ class Watcher:
                 break
             if not any(path.startswith(r + os.sep) for r in self.roots):
                 continue
-            self._log_result(indexer.index_file(self.store, path))
+            self._log_result(indexer.index_file(self.store, path, self.rooted))
         self.passes += 1
         self.log.debug(f"pass {self.passes}: {len(paths)} journals in "
                        f"{(time.perf_counter() - started) * 1000:.0f} ms")
@@ -353,7 +355,7 @@ def install_signal_handlers(watcher: Watcher) -> None:
         signal.signal(signal.SIGTERM, handle)
 
 
-def run(store: Store, roots: list[str], options: WatchOptions | None = None,
+def run(store: Store, roots: Sequence[RootLike], options: WatchOptions | None = None,
         log: Log | None = None) -> int:
     """Run until a signal; returns the exit status."""
     options = options or WatchOptions()

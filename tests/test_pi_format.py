@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from journal_index.formats import Entry, SessionName, Skip, get_format, pi
+from journal_index.entry_text import entry_text
+from journal_index.formats import Entry, SessionName, Skip, ToolCall, get_format, pi
 
 BASE = {"id": "a1b2c3d4", "parentId": "00000000", "timestamp": "2026-09-01T10:00:00.000Z"}
 
@@ -60,7 +61,11 @@ def test_tool_result_and_our_own_tool_result() -> None:
     entry = parse(message("toolResult", toolCallId="toolu_1", toolName="read",
                           content=[{"type": "text", "text": "file body"}], isError=False))
     assert isinstance(entry, Entry)
-    assert (entry.kind, entry.tool, entry.text) == ("tool_result", "read", "read\nfile body")
+    assert (entry.kind, entry.tool, entry.text, entry.answers) == ("tool_result", "read", "file body", "toolu_1")
+    # the index and reads lead a result with its call (here unknown: the tool's name)
+    assert entry_text(entry, None) == "read\nfile body"
+    call = ToolCall("toolu_1", "read", {"path": "app/config.py", "offset": 10})
+    assert entry_text(entry, call) == "read app/config.py\nfile body"
     own = parse(message("toolResult", toolCallId="t", toolName="memory_context",
                         content=[{"type": "text", "text": "an earlier answer"}], isError=False))
     assert own is Skip.NOT_INDEXED
@@ -112,7 +117,6 @@ def test_session_info_names_the_session() -> None:
     (b'{"type":"hologram","id":"a"}', Skip.UNKNOWN),
     (message("narrator", content="hi"), Skip.UNKNOWN),
     (b"{not json", Skip.MALFORMED),
-    (b'{"type":"message","id":"a","message":{"role":"user","content":"\xff\xfe"}}', Skip.MALFORMED),
     (b"[1, 2, 3]", Skip.MALFORMED),
     (b'"a string"', Skip.MALFORMED),
     (message("user", content=42), Skip.MALFORMED),
@@ -138,18 +142,31 @@ def test_version_1_lines_get_stable_offset_ids() -> None:
 
 
 def test_headers_of_each_version() -> None:
-    v3 = pi.parse_header(line({"type": "session", "version": 3, "id": "s-3", "timestamp": "2026-09-01T10:00:00.000Z",
-                               "cwd": "/home/dev/x", "parentSession": "/p.jsonl"}))
+    v3 = pi.read_header("/s.jsonl", line({"type": "session", "version": 3, "id": "s-3",
+                                          "timestamp": "2026-09-01T10:00:00.000Z",
+                                          "cwd": "/home/dev/x", "parentSession": "/p.jsonl"}))
     assert v3 is not None and (v3.version, v3.session_id, v3.cwd, v3.parent_session) == (3, "s-3", "/home/dev/x",
                                                                                         "/p.jsonl")
-    v1 = pi.parse_header(line({"type": "session", "id": "s-1", "timestamp": "2025-11-20T23:33:50.805Z",
+    v1 = pi.read_header("/s.jsonl", line({"type": "session", "id": "s-1", "timestamp": "2025-11-20T23:33:50.805Z",
                                "cwd": "/Users/x", "provider": "anthropic"}))
     assert v1 is not None and v1.version == 1
-    assert pi.parse_header(b'{"type":"message"}') is None
-    assert pi.parse_header(b"garbage") is None
+    assert pi.read_header("/s.jsonl", b'{"type":"message"}') is None
+    assert pi.read_header("/s.jsonl", b"garbage") is None
 
 
 def test_format_registry() -> None:
     assert get_format("pi").NAME == "pi"
     with pytest.raises(ValueError, match="unknown journal format"):
-        get_format("claude")
+        get_format("hologram")
+
+
+@pytest.mark.parametrize("raw, text", [
+    # Node cuts a surrogate pair when it truncates: a lone escape must not cost the entry.
+    (b'{"type":"message","id":"a","message":{"role":"user","content":"cut \\ud83d here"}}', "cut \ufffd here"),
+    (b'{"type":"message","id":"a","message":{"role":"user","content":"low \\udc00 too"}}', "low \ufffd too"),
+    (b'{"type":"message","id":"a","message":{"role":"user","content":"bytes \xff\xfe here"}}',
+     "bytes \ufffd\ufffd here"),
+])
+def test_a_bad_character_is_replaced_not_the_entry_dropped(raw: bytes, text: str) -> None:
+    entry = parse(raw)
+    assert isinstance(entry, Entry) and entry.entry_id == "a" and entry.text == text

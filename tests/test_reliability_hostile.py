@@ -44,7 +44,6 @@ def _msg(content: str) -> bytes:
 # Lines that must be skipped and counted; each is followed by a good line.
 BAD_LINES: dict[str, bytes] = {
     "invalid json": b'{"type": "message", "id": "broken", "message": {"role": "user", oops',
-    "invalid utf-8": b'{"type":"message","id":"badutf8","message":{"role":"user","content":"caf\xe9 \xff\xfe"}}',
     "array": b"[1, 2, 3]",
     "string": b'"just a string"',
     "number": b"42",
@@ -74,6 +73,13 @@ def mixed_journal(path: Path) -> list[str]:
     # A NUL escaped inside a JSON string is valid JSON: it is a good line.
     data += good("good-escaped-nul", "escaped\u0000nul survivorzero")
     ids.append("good-escaped-nul")
+    # Bad characters are replaced (U+FFFD), the entry kept (DESIGN invariant 11).
+    data += b'{"type":"message","id":"badutf8","message":{"role":"user","content":"caf\xe9 \xff\xfe"}}\n'
+    data += b'{"type":"message","id":"lonesurrogate","message":{"role":"user","content":"cut \\ud83d here"}}\n'
+    ids += ["badutf8", "lonesurrogate"]
+    # Two objects on one line (a writer lost a newline): both are salvaged.
+    data += good("joined-1", "first of a pair")[:-1] + good("joined-2", "second of a pair")
+    ids += ["joined-1", "joined-2"]
     data += good("good-last", "survivorlast final words")
     ids.append("good-last")
     path.write_bytes(data)
@@ -104,6 +110,11 @@ def test_bad_lines_are_skipped_counted_and_the_good_ones_indexed(tmp_path: Path)
     for n, entry_id in enumerate(ids[:3]):
         answer = read_ok(db, root, entry_id)
         assert answer["status"] == "ok" and f"survivor{n}" in answer["text"]
+    assert read_ok(db, root, "badutf8")["text"] == "caf\ufffd \ufffd\ufffd"
+    assert read_ok(db, root, "lonesurrogate")["text"] == "cut \ufffd here"
+    assert read_ok(db, root, "joined-2")["text"] == "second of a pair"
+    found = run_cli(db, root, "search", "pair", "--scope", "global", "--json")
+    assert {r["entryId"] for r in json.loads(found.stdout)["results"]} == {"joined-1", "joined-2"}
     store = open_store(str(db))
     try:
         stored = {r[0] for r in store.rows("SELECT entry_id FROM entries")}
@@ -167,7 +178,7 @@ def test_hostile_files_in_the_roots(tmp_path: Path) -> None:
         warnings = [line for line in run.stderr.splitlines() if line.strip()]
         assert all(line.startswith("journal-index: warning: ") for line in warnings), run.stderr
         assert len(warnings) == len(report["errors"])
-        assert report["skippedLines"] > 0  # the binary file's lines
+        assert report["ignoredFiles"] >= 1  # the binary file: no journal format recognizes it
         for entry_id in ("fine-1", "inner-1"):
             assert read_ok(db, root, entry_id)["status"] == "ok"
         # The query side copes too: search and status answer.

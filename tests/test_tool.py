@@ -15,7 +15,8 @@ import pytest
 
 from journal_index import query
 from journal_index.config import cache_db_path
-from journal_index.tool import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME, MemoryTool, encoded_cwd_dir
+from journal_index.formats.pi import encoded_cwd_dir
+from journal_index.tool import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME, MemoryTool
 from tests.conftest import FIXTURES
 from tests.helpers import load_secrets
 
@@ -144,10 +145,9 @@ def test_entry_appended_to_the_cwds_newest_journal_is_found(tool: MemoryTool, se
     tool.call({"action": "search", "query": "x"})
     folder = sessions_root / encoded_cwd_dir(BE_CWD)
     newest = max(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
-    stamp = newest.stat().st_mtime + 10
+    assert newest != journal_of(sessions_root, BE_SESSION)
     path = journal_of(sessions_root, BE_SESSION)
-    append_user(path, "a quokka in the logs", "feed0002")
-    os.utime(path, (stamp, stamp))  # the journal being written is the newest one
+    append_user(path, "a quokka in the logs", "feed0002")  # written now: the journal in use
     answer = tool.call({"action": "search", "query": "quokka"})
     assert [r["entryId"] for r in answer.result["results"]] == ["feed0002"]  # type: ignore[index]
     assert answer.index["currentJournal"]["sessionId"] == BE_SESSION  # type: ignore[index]
@@ -406,8 +406,8 @@ def test_a_query_over_its_time_limit_is_an_error_answer_not_a_hang(tmp_path, mon
 
 
 def test_a_session_file_that_is_a_fifo_is_not_waited_on(tmp_path) -> None:
-    from journal_index.tool import _header_cwd
+    from journal_index.formats.pi import header_cwd
 
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    assert _header_cwd(fifo) is None  # returns at once instead of blocking on the open
+    assert header_cwd(fifo) is None  # returns at once instead of blocking on the open

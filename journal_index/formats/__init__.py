@@ -1,27 +1,66 @@
-"""Journal formats. Each format is one module exposing the :class:`JournalFormat` interface.
+"""Journal formats: one module per agent, each registered here (DESIGN §2).
 
-A later agent format (Claude Code, Codex CLI) is one new module added to ``FORMATS``.
+A format turns one journal line into an :class:`Entry` (or a :class:`Skip`), and knows what
+the rest of the program must not: where its agent keeps journals by default, which files are
+its own, what a journal says about its session, how its agent names our tool, and how to find
+the journal the agent is writing now. Nothing outside this package names an agent; adding one
+is one module here, registered in :data:`FORMATS`.
+
+Reads re-parse a line with the format stored for its file, so ``parse_line`` must be a pure
+function of the line's bytes and its offset.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import errno
+import json
+import os
+import re
+import stat
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
-from typing import Protocol
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+import orjson
+
+# The kinds of entry every format maps its lines onto (DESIGN §5). Outside tooling relies on
+# these names: add, never rename.
+KINDS = ("user", "assistant", "tool_result", "bash", "custom", "compaction", "branch_summary",
+         "context_edit")
+SUMMARY_KINDS = ("compaction", "branch_summary")
+IMAGE = "[image]"
+# Our own tool. Whatever prefix a host gives it (mcp__journal-index__memory_context,
+# journal_index.memory_context, …), the name ends with this.
+OWN_TOOL = "memory_context"
 
 
 @dataclass(slots=True)
 class Header:
+    """What a journal says about its session (from its path and first lines)."""
+
     session_id: str | None
     cwd: str | None
     started: int | None  # epoch ms
-    version: int
-    parent_session: str | None = None
+    version: int = 1
+    parent_session: str | None = None  # the session this one was copied or spawned from
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: Any  # a dict or list as the agent sent it, or a raw string
 
 
 @dataclass(slots=True)
 class Entry:
-    """One indexable journal line. ``text`` is raw: the indexer redacts it before any term exists."""
+    """One indexable journal line. ``parts`` are raw: they are redacted (joined, so a secret
+    cut in two still counts) before any term exists and before any text leaves the process."""
 
     entry_id: str
     parent_id: str | None
@@ -29,14 +68,22 @@ class Entry:
     kind: str
     role: str | None
     tool: str | None
-    text: str
+    parts: list[str]
     tokens_before: int | None = None
+    calls: list[ToolCall] = field(default_factory=list)  # tool calls made here (their text is in parts)
+    answers: str | None = None  # the call id this tool result answers
+    # compaction: the first entry still in the agent's context afterwards (None: this line)
+    kept_from: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.parts)
 
 
 class Skip(Enum):
     NOT_INDEXED = "not_indexed"  # a known line type that carries nothing to search
     UNKNOWN = "unknown"  # an entry type or role this version does not know
-    MALFORMED = "malformed"  # not JSON, not UTF-8, not an object, or wrong field types
+    MALFORMED = "malformed"  # not JSON, not an object, or wrong field types
 
 
 @dataclass(slots=True)
@@ -50,18 +97,265 @@ Parsed = Entry | Skip | SessionName
 
 
 class JournalFormat(Protocol):
-    NAME: str
+    """What a format module provides (each of pi.py, claude.py, codex.py is one)."""
 
-    def parse_header(self, line: bytes) -> Header | None: ...
+    NAME: str  # stored in files.format; results name the agent by it
+    LABEL: str  # for people: "pi", "Claude Code", "Codex CLI"
+    COLLECTABLE: bool  # may `gc` delete this agent's junk journals?
 
-    def parse_line(self, line: bytes, offset: int) -> Parsed: ...
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """Where the agent keeps journals (existing or not), honouring its environment overrides."""
+
+    def env_vars(self) -> tuple[str, ...]:
+        """Environment variables that move the agent's journals (a service carries them over)."""
+
+    def owns(self, path: str) -> bool:
+        """Whether a file found under one of this format's roots is a journal of it (by name)."""
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether a journal whose first complete lines are ``head`` is of this format."""
+
+    def read_header(self, path: str, head: bytes) -> Header | None:
+        """The session a journal belongs to, from its path and ``head``: its first complete lines."""
+
+    def parse_line(self, line: bytes, offset: int) -> Parsed:
+        """One line (without its newline) at byte ``offset``: an Entry, a SessionName or a Skip."""
+
+    def is_own_tool(self, name: str) -> bool:
+        """Whether a tool of this name is ours, as this agent names it."""
+
+    def is_host(self, argv: Sequence[str]) -> bool:
+        """Whether a process with this command line is this agent (the MCP server's parent)."""
+
+    def current_journals(self, roots: Sequence[Path], cwd: str, env: Mapping[str, str],
+                         host_argv: Sequence[str] = ()) -> list[str]:
+        """Journals the agent may be writing now for ``cwd``, newest first (at most a few);
+        ``host_argv`` is the command line of the agent that started us, if known."""
+
+
+FORMATS: dict[str, JournalFormat] = {}
+
+
+def register(fmt: JournalFormat) -> JournalFormat:
+    """Add a format to the registry (a later registration of the same name replaces it)."""
+    FORMATS[fmt.NAME] = fmt
+    return fmt
 
 
 def get_format(name: str) -> JournalFormat:
-    from journal_index.formats import pi
-
-    formats: dict[str, JournalFormat] = {pi.NAME: pi}
     try:
-        return formats[name]
+        return FORMATS[name]
     except KeyError:
-        raise ValueError(f"unknown journal format {name!r}; known: {', '.join(formats)}") from None
+        raise ValueError(f"unknown journal format {name!r}; known: {', '.join(FORMATS)}") from None
+
+
+def all_formats() -> list[JournalFormat]:
+    return list(FORMATS.values())
+
+
+# -- roots -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Root:
+    """A folder of journals; ``format`` None means "whichever format each file turns out to be"."""
+
+    path: Path
+    format: str | None = None
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+RootLike = Root | str | os.PathLike[str]
+
+
+def default_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Root]:
+    """Every registered format's default roots (existing or not), in registry order."""
+    env = os.environ if env is None else env
+    home = Path.home() if home is None else home
+    roots: list[Root] = []
+    for fmt in all_formats():
+        roots += [Root(path, fmt.NAME) for path in fmt.default_roots(env, home)]
+    return roots
+
+
+def _inside(path: str, folder: Path) -> bool:
+    return path.startswith(str(folder).rstrip(os.sep) + os.sep)
+
+
+def choose_format(path: str, head: bytes, roots: Sequence[Root] = ()) -> JournalFormat | None:
+    """The format of a journal not seen before (or rewritten from its first line): that of the
+    innermost root holding it, when that root belongs to one agent; else the first registered
+    format that owns its name and recognizes its first complete lines (``head``)."""
+    holders = [r for r in roots if _inside(path, r.path)]
+    if holders:
+        root = max(holders, key=lambda r: len(str(r.path)))
+        if root.format is not None:
+            fmt = FORMATS.get(root.format)
+            return fmt if fmt is not None and fmt.owns(path) else None
+    for fmt in all_formats():
+        if fmt.owns(path) and fmt.sniff(head):
+            return fmt
+    return None
+
+
+SNIFF_LINES = 20
+
+
+def first_object(head: bytes) -> dict[str, Any] | None:
+    """The first line of ``head`` that is a JSON object (a damaged first line does not hide
+    what the journal is)."""
+    for line in head.split(b"\n", SNIFF_LINES)[:SNIFF_LINES]:
+        if line.strip():
+            obj = load_object(line)
+            if obj is not None:
+                return obj
+    return None
+
+
+# -- helpers the formats share -----------------------------------------------------------------
+
+
+def synthetic_id(offset: int, line: bytes) -> str:
+    """An id for a line that has none (pi version 1, Codex): its offset and a CRC of its bytes,
+    so a different line at the same offset never verifies."""
+    return f"v1.{offset:x}.{zlib.crc32(line):08x}"
+
+
+def parse_time(value: Any) -> int | None:
+    """ISO-8601 string or epoch-ms number → epoch ms."""
+    if isinstance(value, str):
+        try:
+            return int(datetime.fromisoformat(value).timestamp() * 1000)
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    return None
+
+
+def is_own_tool_name(name: Any) -> bool:
+    return isinstance(name, str) and name.endswith(OWN_TOOL)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> Any:
+    """Lone surrogates (Node writes them when it cuts a pair) → U+FFFD, in every string."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    return value
+
+
+def load_object(line: bytes) -> dict[str, Any] | None:
+    """A line's JSON object, or None. A bad character never costs the whole line (DESIGN
+    invariant 11): invalid UTF-8 and lone surrogate escapes become U+FFFD, the rest is kept."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            obj = _clean(json.loads(line.decode("utf-8", "replace")))
+        except (ValueError, RecursionError):
+            return None
+    except RecursionError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+# A line holding several objects is salvaged only this far: the split is a retry per boundary.
+SALVAGE_MAX_BYTES = 16 << 20
+SALVAGE_MAX_TRIES = 32
+_BOUNDARY = re.compile(rb"\}[ \t\r]*\{")
+
+
+def split_objects(line: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each complete JSON object on a line that holds several (a writer lost a
+    newline); [] when the line is not such a run of objects."""
+    if len(line) > SALVAGE_MAX_BYTES:
+        return []
+    pieces: list[tuple[int, int]] = []
+    start, tries = 0, 0
+    for boundary in _BOUNDARY.finditer(line):
+        tries += 1
+        if tries > SALVAGE_MAX_TRIES:
+            return []
+        end = boundary.start() + 1
+        if end <= start:
+            continue
+        if load_object(line[start:end]) is not None:
+            pieces.append((start, end))
+            start = boundary.end() - 1
+    if pieces and load_object(line[start:]) is not None:
+        pieces.append((start, len(line)))
+        return pieces
+    return []
+
+
+def text_of_blocks(content: Any, parts: list[str], kinds: Iterable[str] = ("text",)) -> bool:
+    """Append the text of a content value (a string, or a list of blocks whose type is one of
+    ``kinds``; images become [image]). False when its shape is wrong."""
+    if isinstance(content, str):
+        parts.append(content)
+        return True
+    if not isinstance(content, list):
+        return content is None
+    wanted = set(kinds)
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind in wanted:
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+        elif kind in ("image", "input_image"):
+            parts.append(IMAGE)
+    return True
+
+
+def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a journal for reading; a FIFO, socket or device is refused instead of blocking on it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def first_line(path: str | os.PathLike[str], limit: int = 1 << 20) -> bytes | None:
+    """A journal's first line (without its newline), or None if it cannot be read."""
+    try:
+        with open_journal(path) as handle:
+            return handle.readline(limit).rstrip(b"\r\n")
+    except OSError:
+        return None
+
+
+def newest_first(paths: Iterable[Path]) -> list[Path]:
+    """Existing files, newest mtime first (ties by path, so the order never depends on the disk)."""
+    stamped = []
+    for path in paths:
+        try:
+            stamped.append((-path.stat().st_mtime_ns, str(path), path))
+        except OSError:
+            continue
+    return [p for _, _, p in sorted(stamped)]
+
+
+def _register_builtins() -> None:
+    from journal_index.formats import claude, codex, pi
+
+    for module in (pi, claude, codex):
+        register(module)
+
+
+_register_builtins()

@@ -1,24 +1,43 @@
 """pi session journals (versions 1, 2 and 3): one JSON object a line, the first a header.
 
-What becomes searchable text follows DESIGN §5. Version-1 lines have no ids; they get a
-synthetic id from their byte offset and a CRC of the line, so a read can still verify that the
-line at an offset is the one it asked for.
+Layout: ``~/.pi/agent/sessions/--<cwd, / → ->--/<time>_<uuid>.jsonl``; a session folder set
+by ``PI_CODING_AGENT_SESSION_DIR``, ``--session-dir`` or the ``sessionDir`` setting holds the
+journals flat. What becomes searchable text follows DESIGN §5. Version-1 lines have no ids;
+they get a synthetic id from their byte offset and a CRC of the line.
 """
 
 from __future__ import annotations
 
-import zlib
-from datetime import datetime
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from journal_index.formats import Entry, Header, Parsed, SessionName, Skip
+from journal_index.formats import (
+    IMAGE,
+    Entry,
+    Header,
+    Parsed,
+    SessionName,
+    Skip,
+    ToolCall,
+    first_line,
+    first_object,
+    is_own_tool_name,
+    load_object,
+    newest_first,
+    parse_time,
+    synthetic_id,
+    text_of_blocks,
+)
 
 NAME = "pi"
-IMAGE = "[image]"
-# Our own search tool: indexing its answers would make searches echo earlier searches.
-OWN_TOOL_SUFFIX = "memory_context"
+LABEL = "pi"
+COLLECTABLE = True
+SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 _NOT_INDEXED_TYPES = frozenset(
     {"model_change", "thinking_level_change", "label", "custom", "usage", "session"}
@@ -33,32 +52,71 @@ _ROLE_KIND = {
 }
 
 
-def synthetic_id(offset: int, line: bytes) -> str:
-    return f"v1.{offset:x}.{zlib.crc32(line):08x}"
+# -- where the journals are ---------------------------------------------------------------------
 
 
-def parse_time(value: Any) -> int | None:
-    """ISO-8601 string or epoch-ms number → epoch ms."""
-    if isinstance(value, str):
-        try:
-            return int(datetime.fromisoformat(value).timestamp() * 1000)
-        except ValueError:
-            return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
-    return None
+def agent_dir(env: Mapping[str, str], home: Path) -> Path:
+    value = env.get(AGENT_DIR_ENV)
+    return Path(value).expanduser() if value else home / ".pi" / "agent"
 
 
-def _loads(line: bytes) -> dict[str, Any] | None:
+def _setting_session_dir(settings: Path) -> Path | None:
+    """The ``sessionDir`` of a pi settings file (relative paths are relative to its folder)."""
     try:
-        obj = orjson.loads(line)
-    except (orjson.JSONDecodeError, RecursionError):
+        data = orjson.loads(settings.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
         return None
-    return obj if isinstance(obj, dict) else None
+    value = data.get("sessionDir") if isinstance(data, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else settings.parent / path
 
 
-def parse_header(line: bytes) -> Header | None:
-    obj = _loads(line)
+def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    roots: list[Path] = []
+    override = env.get(SESSION_DIR_ENV)
+    if override:
+        roots.append(Path(override).expanduser())
+    configured = _setting_session_dir(agent_dir(env, home) / "settings.json")
+    if configured is not None:
+        roots.append(configured)
+    roots.append(agent_dir(env, home) / "sessions")
+    return list(dict.fromkeys(roots))
+
+
+def env_vars() -> tuple[str, ...]:
+    return (SESSION_DIR_ENV, AGENT_DIR_ENV)
+
+
+def owns(path: str) -> bool:
+    return path.endswith(".jsonl")
+
+
+# Line types only pi writes: a journal whose header was lost still starts with one of them.
+_PI_TYPES = frozenset({"session", "message", "compaction", "branch_summary", "custom_message", "context_edit",
+                       "session_info"}) | _NOT_INDEXED_TYPES
+
+
+def sniff(head: bytes) -> bool:
+    obj = first_object(head)
+    return obj is not None and obj.get("type") in _PI_TYPES
+
+
+def encoded_cwd_dir(cwd: str) -> str:
+    """pi's folder name for a cwd's journals: ``--<cwd without leading slash, / \\ : → ->--``."""
+    inner = cwd.lstrip("/")
+    for char in "/\\:":
+        inner = inner.replace(char, "-")
+    return f"--{inner}--"
+
+
+# -- the session --------------------------------------------------------------------------------
+
+
+def read_header(path: str, head: bytes) -> Header | None:
+    first = head.split(b"\n", 1)[0]
+    obj = load_object(first)
     if obj is None or obj.get("type") != "session":
         return None
     version = obj.get("version", 1)
@@ -74,16 +132,62 @@ def parse_header(line: bytes) -> Header | None:
     )
 
 
-def _blocks_text(content: Any, parts: list[str], assistant: bool = False) -> bool:
-    """Append the text of a content value (string or block list); False if its shape is wrong.
+def is_own_tool(name: str) -> bool:
+    return is_own_tool_name(name)
 
-    ``assistant`` adds what only assistant messages carry: thinking and tool calls.
-    """
-    if isinstance(content, str):
-        parts.append(content)
-        return True
+
+def is_host(argv: Sequence[str]) -> bool:
+    head = " ".join(argv[:3])
+    return "pi-coding-agent" in head or any(os.path.basename(a) == "pi" for a in argv[:2])
+
+
+def header_cwd(path: Path) -> str | None:
+    line = first_line(path)  # a FIFO or device is refused, not waited on
+    header = read_header(str(path), line) if line is not None else None
+    return header.cwd if header else None
+
+
+def _session_dir_from_argv(argv: Sequence[str]) -> Path | None:
+    for i, arg in enumerate(argv):
+        if arg == "--session-dir" and i + 1 < len(argv):
+            return Path(argv[i + 1]).expanduser()
+        if arg.startswith("--session-dir="):
+            return Path(arg.split("=", 1)[1]).expanduser()
+    return None
+
+
+def current_journals(roots: Sequence[Path], cwd: str, env: Mapping[str, str],
+                     host_argv: Sequence[str] = ()) -> list[str]:
+    """pi's journals of ``cwd``, newest first: in the cwd's own folder under each root, or flat
+    in a session folder chosen by flag, environment or setting (header cwd must match)."""
+    folders: list[Path] = []
+    flag_dir = _session_dir_from_argv(host_argv)
+    project_setting = _setting_session_dir(Path(cwd) / ".pi" / "settings.json")
+    for flat in (flag_dir, project_setting):
+        if flat is not None:
+            folders.append(flat if flat.is_absolute() else Path(cwd) / flat)
+    for root in roots:
+        folders += [root / encoded_cwd_dir(cwd), root]
+    found: list[str] = []
+    for folder in dict.fromkeys(folders):
+        for path in newest_first(folder.glob("*.jsonl"))[:50]:
+            if header_cwd(path) == cwd:
+                found.append(os.path.abspath(path))
+                break
+    return newest_first_paths(found)
+
+
+def newest_first_paths(paths: list[str]) -> list[str]:
+    return [str(p) for p in newest_first(Path(p) for p in dict.fromkeys(paths))]
+
+
+# -- lines --------------------------------------------------------------------------------------
+
+
+def _assistant_blocks(content: Any, parts: list[str], calls: list[ToolCall]) -> bool:
+    """Text, readable thinking and tool calls of an assistant message."""
     if not isinstance(content, list):
-        return content is None
+        return text_of_blocks(content, parts)
     for block in content:
         if not isinstance(block, dict):
             continue
@@ -94,23 +198,27 @@ def _blocks_text(content: Any, parts: list[str], assistant: bool = False) -> boo
                 parts.append(text)
         elif kind == "image":
             parts.append(IMAGE)
-        elif assistant and kind == "thinking":
+        elif kind == "thinking":
             # Redacted or encrypted thinking carries no readable text worth a term.
             thinking = block.get("thinking")
             if not block.get("redacted") and isinstance(thinking, str):
                 parts.append(thinking)
-        elif assistant and kind == "toolCall":
-            _tool_call_text(block, parts)
+        elif kind == "toolCall":
+            _tool_call(block, parts, calls)
     return True
 
 
-def _tool_call_text(block: dict[str, Any], parts: list[str]) -> None:
+def _tool_call(block: dict[str, Any], parts: list[str], calls: list[ToolCall]) -> None:
     name = block.get("name")
-    if isinstance(name, str) and name.endswith(OWN_TOOL_SUFFIX):
+    if not isinstance(name, str):
         return
-    if isinstance(name, str):
-        parts.append(name)
     arguments = block.get("arguments")
+    call_id = block.get("id")
+    if isinstance(call_id, str):
+        calls.append(ToolCall(call_id, name, arguments))
+    if is_own_tool(name):
+        return  # the words of an earlier search are not what the session said
+    parts.append(name)
     if isinstance(arguments, dict | list):
         parts.append(orjson.dumps(arguments).decode())
     elif isinstance(arguments, str):
@@ -130,33 +238,36 @@ def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int 
     if kind is None:
         return Skip.UNKNOWN
     parts: list[str] = []
+    calls: list[ToolCall] = []
     tool: str | None = None
+    answers: str | None = None
     content = message.get("content")
     if role == "assistant":
-        ok = _blocks_text(content, parts, assistant=True)
+        ok = _assistant_blocks(content, parts, calls)
     elif role == "toolResult":
         name = message.get("toolName")
         if isinstance(name, str):
-            if name.endswith(OWN_TOOL_SUFFIX):
+            if is_own_tool(name):
                 return Skip.NOT_INDEXED
             tool = name
-            parts.append(name)
-        ok = _blocks_text(content, parts)
+        call_id = message.get("toolCallId")
+        answers = call_id if isinstance(call_id, str) else None
+        ok = text_of_blocks(content, parts)
     elif role == "bashExecution":
         command, output = message.get("command"), message.get("output")
         ok = isinstance(command, str | None) and isinstance(output, str | None)
         parts.extend(p for p in (command, output) if isinstance(p, str))
         tool = "bash"
     else:
-        ok = _blocks_text(content, parts)
+        ok = text_of_blocks(content, parts)
     if not ok:
         return Skip.MALFORMED
-    return Entry(entry_id, parent_id, ts, kind, role, tool, "\n".join(parts))
+    return Entry(entry_id, parent_id, ts, kind, role, tool, parts, calls=calls, answers=answers)
 
 
 def parse_line(line: bytes, offset: int) -> Parsed:
     """Turn one journal line (without its newline) into an Entry, a SessionName or a Skip."""
-    obj = _loads(line)
+    obj = load_object(line)
     if obj is None:
         return Skip.MALFORMED
     kind = obj.get("type")
@@ -186,17 +297,19 @@ def parse_line(line: bytes, offset: int) -> Parsed:
             return Skip.MALFORMED
         tokens = obj.get("tokensBefore")
         tokens_before = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
-        return Entry(entry_id, parent_id, ts, "compaction", None, None, summary, tokens_before)
+        kept = obj.get("firstKeptEntryId")
+        return Entry(entry_id, parent_id, ts, "compaction", None, None, [summary], tokens_before,
+                     kept_from=kept if isinstance(kept, str) else None)
     if kind == "branch_summary":
         summary = obj.get("summary")
         if not isinstance(summary, str):
             return Skip.MALFORMED
-        return Entry(entry_id, parent_id, ts, "branch_summary", None, None, summary)
+        return Entry(entry_id, parent_id, ts, "branch_summary", None, None, [summary])
     if kind == "custom_message":
         parts: list[str] = []
-        if not _blocks_text(obj.get("content"), parts):
+        if not text_of_blocks(obj.get("content"), parts):
             return Skip.MALFORMED
-        return Entry(entry_id, parent_id, ts, "custom", "custom", None, "\n".join(parts))
+        return Entry(entry_id, parent_id, ts, "custom", "custom", None, parts)
     if kind == "context_edit":
         replacement = obj.get("replacement")
         if replacement is None:
@@ -204,7 +317,7 @@ def parse_line(line: bytes, offset: int) -> Parsed:
         if not isinstance(replacement, dict):
             return Skip.MALFORMED
         parts = []
-        if not _blocks_text(replacement.get("content"), parts):
+        if not text_of_blocks(replacement.get("content"), parts):
             return Skip.MALFORMED
-        return Entry(entry_id, parent_id, ts, "context_edit", None, None, "\n".join(parts))
+        return Entry(entry_id, parent_id, ts, "context_edit", None, None, parts)
     return Skip.UNKNOWN

@@ -1,0 +1,135 @@
+"""The text an entry contributes: for the index, for excerpts and for reads alike.
+
+Three rules every format shares:
+
+* a tool result is introduced by its call — the tool's name and key arguments (the file
+  path, the command, the pattern) — because that is how people remember tool output;
+* our own answers are never searchable, however a host wraps them (DESIGN invariant 12):
+  every answer we give is signed (:data:`ANSWER_START` … :data:`ANSWER_END`), and signed
+  text is cut out wherever it turns up — inside a code-mode script's result, a subagent's
+  report or any other wrapper;
+* the parts of one entry are redacted joined, so a secret cut across two text blocks is
+  still one secret.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from journal_index import redact as redaction
+from journal_index.formats import Entry, ToolCall
+from journal_index.redact import redact
+
+# Plain ASCII brackets and words: they survive JSON escaping (even HTML-safe or ASCII-only
+# encoders) when a host serializes our answer inside its own tool result.
+ANSWER_START = "[journal-index answer]"
+ANSWER_END = "[/journal-index answer]"
+_SIGNED = re.compile(re.escape(ANSWER_START) + r".*?(?:" + re.escape(ANSWER_END) + r"|\Z)", re.S)
+
+# The arguments that name what a tool looked at, most telling first.
+_KEY_ARGUMENTS = ("path", "file_path", "filePath", "file", "filename", "notebook_path", "command", "cmd",
+                  "pattern", "query", "url", "glob", "regex", "description", "prompt", "workdir")
+_MAX_ARGUMENT_CHARS = 200
+_MAX_CALL_CHARS = 300
+
+
+def strip_our_answers(text: str) -> str:
+    """``text`` without our signed answers (an unterminated one runs to the end: truncated)."""
+    if ANSWER_START not in text:
+        return text
+    return _SIGNED.sub(" ", text)
+
+
+def _short_strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if len(value) <= _MAX_ARGUMENT_CHARS else [value[:_MAX_ARGUMENT_CHARS]]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        joined = " ".join(value)
+        return [joined[:_MAX_ARGUMENT_CHARS]]
+    return []
+
+
+def call_summary(call: ToolCall) -> str:
+    """The tool's name and its key arguments, on one line of at most ~300 characters."""
+    words = [call.name]
+    arguments = call.arguments
+    if isinstance(arguments, dict):
+        keys = [k for k in _KEY_ARGUMENTS if k in arguments]
+        keys += [k for k in arguments if k not in keys]
+        for key in keys:
+            value = arguments[key]
+            if isinstance(value, str) and len(value) > _MAX_ARGUMENT_CHARS and key not in _KEY_ARGUMENTS:
+                continue  # file contents, patches, long prompts: not what names the call
+            words += _short_strings(value)
+    elif isinstance(arguments, str):
+        words.append(arguments.splitlines()[0][:_MAX_ARGUMENT_CHARS] if arguments.strip() else "")
+    line = " ".join(w.replace("\n", " ") for w in words if w)
+    return line[:_MAX_CALL_CHARS]
+
+
+def entry_parts(entry: Entry, call: ToolCall | None) -> list[str]:
+    """The entry's parts, a tool result's led by its call (or just its tool's name)."""
+    if entry.kind == "tool_result":
+        lead = call_summary(call) if call is not None else entry.tool
+        if lead:
+            return [lead, *entry.parts]
+    return entry.parts
+
+
+def entry_text(entry: Entry, call: ToolCall | None) -> str:
+    """What the index holds terms of and what reads and excerpts show: the parts (a tool
+    result led by its call), without our own answers, redacted."""
+    parts = [strip_our_answers(p) for p in entry_parts(entry, call)]
+    return redact_parts(parts)
+
+
+def redact_parts(parts: list[str]) -> str:
+    """The parts redacted one by one and across their joins, then joined by newlines."""
+    if len(parts) > 1:
+        parts = _mask_across_joins(parts)
+    return "\n".join(redact(p) if p else p for p in parts)
+
+
+def _mask_across_joins(parts: list[str]) -> list[str]:
+    """Secrets that only exist when adjacent parts are read as one string: each piece of such a
+    secret is replaced in the part that holds it."""
+    starts = []
+    position = 0
+    for part in parts:
+        starts.append(position)
+        position += len(part)
+    joined = "".join(parts)
+    pieces: dict[int, list[tuple[int, int, str]]] = {}
+    spans = getattr(redaction, "secret_spans", None)  # TEMPORARY until the engine exports it
+    if spans is None:
+        return parts
+    for start, end, kind in spans(joined):
+        first = _part_at(starts, start)
+        last = _part_at(starts, max(start, end - 1))
+        if first == last:
+            continue  # inside one part: redacting that part finds it on its own
+        for index in range(first, last + 1):
+            lo = max(start, starts[index]) - starts[index]
+            hi = min(end, starts[index] + len(parts[index])) - starts[index]
+            pieces.setdefault(index, []).append((lo, hi, kind if index == first else ""))
+    if not pieces:
+        return parts
+    out = list(parts)
+    for index, spans in pieces.items():
+        text = parts[index]
+        for lo, hi, kind in sorted(spans, reverse=True):
+            text = text[:lo] + (f"[REDACTED:{kind}]" if kind else "") + text[hi:]
+        out[index] = text
+    return out
+
+
+def _part_at(starts: list[int], position: int) -> int:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= position:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
