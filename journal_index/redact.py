@@ -7,11 +7,11 @@ name stays searchable.
 Engine: RE2 (``google-re2``), chosen by measurement (``benchmarks/redact_bench.py``). It runs
 in time linear in the input whatever the pattern or the text; one alternation of this table in
 Python's ``re`` (or ``regex``) crawls on ordinary text and backtracks without end on hostile
-lines. RE2 only finds where a match starts and ends; Python's ``re``, anchored at that start,
-then tells which rule won and where its value is (see ``_Table``). RE2 runs on UTF-8 bytes in
-Latin-1 mode: its wrapper re-encodes a ``str`` on every call, which would make a text with many
-hits quadratic. Every pattern is ASCII and every secret span starts and ends next to an ASCII
-byte, so spans never split a multi-byte character.
+lines. RE2 finds where a match starts, and an anchored RE2 ``Set`` tells which rules match
+there; Python's ``re``, anchored at that start, then gives the winner's groups (see ``_Table``).
+RE2 runs on the UTF-8 bytes of the text in Latin-1 mode: its wrapper re-encodes a ``str`` on
+every call, which would make a text with many hits quadratic. Every pattern is ASCII and every
+secret span starts and ends next to an ASCII byte, so spans never split a multi-byte character.
 
 Patterns may not use look-around or back-references (RE2 has neither). Whatever a pattern
 cannot say is checked in Python on the (rare) match: placeholders, code, prose, provider ids.
@@ -19,8 +19,6 @@ cannot say is checked in Python on the (rare) match: placeholders, code, prose, 
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -340,7 +338,7 @@ def _at_line_start(before: str, at_text_start: bool) -> bool:
     return _LINE_LEAD.match(before[start:]) is not None
 
 
-Match = re.Match[Any]  # on bytes (RE2 engine) or str (re / regex engines)
+Match = re.Match[bytes]  # on the UTF-8 bytes of the text
 
 
 def _txt(x: str | bytes | None) -> str:
@@ -526,14 +524,12 @@ def _k8s_spans(m: Match) -> list[tuple[int, int]] | None:
         return None
     bs, be = m.span("blk")
     buf = m.string
-    # Offsets below are counted in the buffer's own units (bytes for RE2, characters otherwise).
-    size: Callable[[str], int] = _blen if isinstance(buf, bytes) else len
     found: list[tuple[int, int]] = []
     if _txt(m.group(0)).lstrip("\\").startswith('"'):
         blk = _txt(buf[bs:be])
         for v in _K8S_JSON_VALUE.finditer(blk):
-            a = bs + size(blk[: v.start(1)])
-            found.append((a, a + size(v.group(1))))
+            a = bs + _blen(blk[: v.start(1)])
+            found.append((a, a + _blen(v.group(1))))
         return found or None
     # The block ends at the first line indented no deeper than the `data:` line.
     header = _txt(buf[s:bs]).replace("\\n", "\n").rsplit("\n", 2)[-2]
@@ -546,9 +542,9 @@ def _k8s_spans(m: Match) -> list[tuple[int, int]] | None:
             kv = _K8S_YAML_LINE.match(line)
             value = kv.group(2).rstrip() if kv else ""
             if kv and value and value not in ("|", ">", "|-", ">-") and _MARK not in value:
-                a = pos + size(kv.group(1))
-                found.append((a, a + size(value)))
-        pos += size(line)
+                a = pos + _blen(kv.group(1))
+                found.append((a, a + _blen(value)))
+        pos += _blen(line)
     return found or None
 
 
@@ -570,286 +566,164 @@ _CHECKS: Final[dict[str, Callable[[Match], bool]]] = {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Engines
+# Engine
 # ---------------------------------------------------------------------------------------------
 
-# The scan has two steps. A finder locates the next match (start, end) of the whole table; a
-# resolver re-matches at that start, anchored, to learn which rule won and its groups. With RE2
-# the finder is a capture-free RE2 program (a DFA: linear, fast) and the resolver is Python's
-# re, run only where RE2 already found a match, so it never scans: RE2's own capture extraction
-# over a 70-rule program costs ~15 µs a match, re's anchored match ~2 µs.
+# A scan finds candidates, then judges each. The finder is one capture-free RE2 program over the
+# whole table: a DFA, linear in the text. It only has to say where the next match starts (and
+# how far the longest match from there reaches), so it is not the table's alternation but an
+# equivalent, cheaper one (see _finder_pattern). Which rule wins at that start, the first in
+# table order that matches there, is asked of an RE2 Set anchored at the start; that rule alone,
+# in Python's re, then gives the groups the checks read.
 
 _GROUP_NAME = re.compile(r"\(\?P<\w+>")
+_TOK_HEAD = r"(?:\\[nrt]|\b)(?P<v>"  # the head _tok gives a \b-anchored token
+_KV_TAIL = _SEP + _VALUE  # the tail every _kv rule shares
 
 
-def _combined(rules: Sequence[Rule], capture: bool) -> str:
-    parts = []
-    for rule in rules:
-        body = _GROUP_NAME.sub("(?:", rule.regex)
-        parts.append(("(" if capture else "(?:") + body + ")")
+def _plain(regex: str) -> str:
+    return _GROUP_NAME.sub("(?:", regex)
+
+
+def _finder_pattern(rules: Sequence[Rule]) -> str:
+    """A capture-free regex whose matches start exactly where some rule's match starts.
+
+    Order does not matter to a finder (the Set picks the winner), so alternatives are free to
+    be factored: the provider tokens share one head, the name=value rules one tail, and the
+    rest are sorted so that common prefixes sit side by side. This halves the program and
+    shrinks the DFA that RE2 builds lazily; its states, not the scan itself, dominate the cost
+    of a first pass over new text (benchmarks/redact_bench.py).
+    """
+    tokens = sorted({_plain(r.regex[len(_TOK_HEAD) : -1]) for r in rules if r.regex.startswith(_TOK_HEAD)})
+    keys = sorted({_plain(r.regex[: -len(_KV_TAIL)]) for r in rules if r.regex.endswith(_KV_TAIL)})
+    rest = sorted({_plain(r.regex) for r in rules if not (r.regex.startswith(_TOK_HEAD) or r.regex.endswith(_KV_TAIL))})
+    parts = [f"(?:{p})" for p in rest]
+    if tokens:
+        parts.append(r"(?:\\[nrt]|\b)(?:" + "|".join(tokens) + ")")
+    if keys:
+        parts.append("(?:" + "|".join(keys) + ")" + _plain(_KV_TAIL))
     return "|".join(parts)
 
 
-_ALL_BYTES: Final = frozenset(range(256))
-_WARM_AFTER: Final = 16  # candidates per first byte before its combined resolver is built
+def _re2_options(longest: bool) -> Any:
+    opts = re2.Options()
+    opts.encoding = re2.Options.Encoding.LATIN1  # bytes in, byte offsets out; patterns are ASCII
+    opts.max_mem = 64 << 20  # room for the DFA so it never falls back to the slow NFA
+    opts.log_errors = False
+    opts.longest_match = longest
+    return opts
 
-
-def _rule_key(regex: str) -> str:
-    return hashlib.sha1(regex.encode()).hexdigest()[:16]
-
-
-def _encode_bytes(values: frozenset[int]) -> str:
-    return f"{sum(1 << v for v in values):064x}"
-
-
-def _decode_bytes(bitmap: str) -> frozenset[int]:
-    bits = int(bitmap, 16)
-    return frozenset(v for v in range(256) if bits >> v & 1)
-
-
-def current_firsts() -> dict[str, str]:
-    """The first-byte sets of every rule, as stored in redact_firsts.py."""
-    return {_rule_key(r.regex): _encode_bytes(_first_bytes(r.regex)) for r in RULES}
 
 _CONTEXT: Final = 256  # bytes before a match that a verdict may read (look-backs use ≤ 200)
 _CACHE_SIZE: Final = 4096
 
 
-def _first_bytes(regex: str) -> frozenset[int]:
-    """The bytes a match of ``regex`` can start with (over-approximated; all when unsure)."""
-    # Build-time analysis with re's own parser; any surprise falls back to "all bytes".
-    parse = importlib.import_module("re._parser").parse
-
-    def fold(chars: set[int], icase: bool) -> set[int]:
-        if icase:
-            chars |= {ord(chr(c).swapcase()) for c in chars if chr(c).isascii() and chr(c).isalpha()}
-        return chars
-
-    def seq(items: Any, icase: bool) -> tuple[set[int] | None, bool]:
-        acc: set[int] = set()
-        for op, av in items:
-            first, nullable = item(str(op), av, icase)
-            if first is None:
-                return None, False
-            acc |= first
-            if not nullable:
-                return acc, False
-        return acc, True
-
-    def item(op: str, av: Any, icase: bool) -> tuple[set[int] | None, bool]:
-        if op == "LITERAL":
-            return fold({av}, icase), False
-        if op == "NOT_LITERAL":
-            return set(_ALL_BYTES) - fold({av}, icase), False
-        if op == "IN":
-            chars: set[int] = set()
-            negate = False
-            for kind, value in av:
-                kind = str(kind)
-                if kind == "NEGATE":
-                    negate = True
-                elif kind == "LITERAL":
-                    chars.add(value)
-                elif kind == "RANGE":
-                    chars.update(range(value[0], value[1] + 1))
-                else:
-                    return None, False
-            chars = fold(chars, icase)
-            return (set(_ALL_BYTES) - chars if negate else chars), False
-        if op == "AT":
-            return set(), True
-        if op == "BRANCH":
-            acc: set[int] = set()
-            nullable = False
-            for alt in av[1]:
-                first, n = seq(alt, icase)
-                if first is None:
-                    return None, False
-                acc |= first
-                nullable = nullable or n
-            return acc, nullable
-        if op == "SUBPATTERN":
-            _, add, delete, sub = av
-            return seq(sub, (icase or bool(add & re.I)) and not delete & re.I)
-        if op in ("MAX_REPEAT", "MIN_REPEAT"):
-            lo, _, sub = av
-            first, n = seq(sub, icase)
-            return first, lo == 0 or n
-        return None, False
-
-    try:
-        first, nullable = seq(parse(regex), False)
-    except Exception:  # noqa: BLE001 - analysis is an optimisation only
-        return _ALL_BYTES
-    return _ALL_BYTES if first is None or nullable else frozenset(first)
-
-
 class _Table:
-    """One ordered list of rules compiled for one engine.
+    """One ordered list of rules, compiled: a finder, an anchored Set, and each rule alone."""
 
-    The scan has two steps. A finder locates the next match (start, end) of the whole table; a
-    resolver re-matches, anchored at that start, to learn which rule won. With RE2 the finder is
-    a capture-free RE2 program (a DFA: linear and fast; RE2's own capture extraction over a
-    70-rule program costs ~15 µs a match) and the resolver is Python's ``re``, run only where RE2
-    found a match, so it never scans for a start. Resolvers are per first byte, holding only the
-    rules that can start with it, in table order; leftmost-first then picks the same winner.
-    """
-
-    def __init__(self, rules: Sequence[Rule], engine: str) -> None:
-        mod: Any = re if engine in ("re", "re2") else __import__(engine)
-        enc: Callable[[str], Any] = (lambda p: p.encode("ascii")) if engine == "re2" else (lambda p: p)
-        flags = 0 if engine == "re2" else mod.ASCII  # bytes patterns are ASCII already
+    def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules = list(rules)
-        self._compile = lambda p: mod.compile(enc(p), flags)
+        # Leftmost-longest: the start is the same as leftmost-first, and the end reaches past
+        # the winner's, so buf[s:e + 2] holds everything a rule matching at s can read.
+        self._finder = re2._re2.RE2(_finder_pattern(self.rules).encode(), _re2_options(longest=True))
+        self._set = re2._re2.Set(re2._Anchor.ANCHOR_START, _re2_options(longest=False))
+        for rule in self.rules:
+            self._set.Add(_plain(rule.regex).encode())
+        if not (self._finder.ok() and self._set.Compile()):
+            raise ValueError("redaction rules do not compile in RE2")
         # Python-side patterns compile on first use: a short-lived CLI process redacting a few
-        # excerpts should not pay for the ~100 patterns a long indexing pass ends up using.
-        self._single: list[Any] = [None] * len(rules)
-        self._resolve_all: tuple[Any, list[int]] | None = None
-        self._first_sets: list[frozenset[int]] | None = None
-        # Built on first use: most bytes never start a match.
-        self._by_byte: list[tuple[Any, list[int]] | None] = [None] * 256
-        self._by_set: dict[tuple[int, ...], tuple[Any, list[int]]] = {}
-        self._seen = [0] * 256  # candidates resolved rule by rule, per first byte
+        # excerpts should not pay for the ~75 patterns a long indexing pass ends up using.
+        self._single: list[re.Pattern[bytes] | None] = [None] * len(self.rules)
+        # Verdicts by context (see Engine._matches); bounded, cleared when full.
+        self.verdicts: dict[tuple[int, bytes], tuple[int, int, list[tuple[str, list[tuple[int, int]]]]]] = {}
 
-        if engine == "re2":
-            opts = re2.Options()
-            opts.encoding = re2.Options.Encoding.LATIN1
-            opts.max_mem = 64 << 20  # room for the DFA so it never falls back to the slow NFA
-            opts.log_errors = False
-            finder = re2.compile(enc(_combined(rules, capture=False)), opts)._regexp
-            anchor = re2._Anchor.UNANCHORED
-
-            def find(buf: Any, pos: int, end: int) -> tuple[int, int]:
-                return finder.Match(anchor, buf, pos, end)[0]
-
-        else:
-
-            def find(buf: Any, pos: int, end: int) -> tuple[int, int]:
-                searcher = self.resolve_all[0]
-                m = searcher.search(buf, pos, end)
-                return (-1, -1) if m is None else m.span()
-
-        self.find: Callable[[Any, int, int], tuple[int, int]] = find
-        # Verdicts by context (see Engine._judge); bounded, cleared when full.
-        self.verdicts: dict[tuple[int, Any], tuple[int, list[tuple[str, list[tuple[int, int]]]]]] = {}
-
-    @property
-    def resolve_all(self) -> tuple[Any, list[int]]:
-        if self._resolve_all is None:
-            self._resolve_all = self._resolver(range(len(self.rules)))
-        return self._resolve_all
-
-    @property
-    def _firsts(self) -> list[frozenset[int]]:
-        if self._first_sets is None:
-            # Parsing ~70 patterns costs ~50 ms, paid by every short-lived process: the sets are
-            # stored in redact_firsts.py (a test keeps them current); a rule edited since is
-            # analysed here instead.
-            from journal_index.redact_firsts import FIRSTS
-
-            self._first_sets = [_decode_bytes(FIRSTS[key]) if (key := _rule_key(r.regex)) in FIRSTS
-                                else _first_bytes(r.regex) for r in self.rules]
-        return self._first_sets
-
-    def single(self, i: int) -> Any:
-        """Rule ``i`` alone, compiled for the resolver's engine."""
-        if self._single[i] is None:
-            self._single[i] = self._compile(self.rules[i].regex)
-        return self._single[i]
-
-    def _resolver(self, indexes: Sequence[int]) -> tuple[Any, list[int]]:
-        # Inner groups are all named and dropped: group k + 1 is rule indexes[k].
-        rx = self._compile(_combined([self.rules[i] for i in indexes], capture=True))
-        return rx, [-1, *indexes]
-
-    def _resolver_for(self, byte: int) -> tuple[Any, list[int]]:
-        key = tuple(i for i, f in enumerate(self._firsts) if byte in f)
-        found = self._by_set.get(key)
-        if found is None:
-            found = self._by_set[key] = self._resolver(key) if key else self.resolve_all
-        self._by_byte[byte] = found
+    def find(self, buf: bytes, pos: int, end: int) -> tuple[int, int]:
+        """Start of the next match at or after ``pos`` and the end of the longest one there."""
+        found: tuple[int, int] = self._finder.Match(re2._Anchor.UNANCHORED, buf, pos, end)[0]
         return found
 
-    def resolve(self, buf: Any, s: int, end: int) -> tuple[int, Match] | None:
-        """The winning rule at ``s`` and its own match (with the rule's named groups)."""
-        first = buf[s] if isinstance(buf, bytes) else min(ord(buf[s]), 255)
-        combined = self._by_byte[first]
-        if combined is None and self._seen[first] < _WARM_AFTER:
-            # A combined resolver costs tens of ms to compile; until a byte keeps coming back,
-            # try its rules one by one in table order (the first that matches is the one an
-            # alternation would pick), each compiled on first use.
-            self._seen[first] += 1
-            for i in [i for i, f in enumerate(self._firsts) if first in f] or range(len(self.rules)):
-                one = self.single(i).match(buf, s, end)
-                if one is not None:
-                    return i, one
-            return None
-        for rx, index_of in (combined or self._resolver_for(first), self.resolve_all):
-            m = rx.match(buf, s, end)
-            if m is not None and m.lastindex is not None:
-                i = index_of[m.lastindex]
-                one = self.single(i).match(buf, s, end)
-                if one is not None:
-                    return i, one
+    def single(self, i: int) -> re.Pattern[bytes]:
+        """Rule ``i`` alone, in Python's re."""
+        rx = self._single[i]
+        if rx is None:
+            rx = self._single[i] = re.compile(self.rules[i].regex.encode("ascii"))
+        return rx
+
+    def resolve(self, buf: bytes, s: int, e: int, end: int) -> tuple[int, Match] | None:
+        """The winning rule at ``s`` (the first in table order that matches) and its match.
+
+        The Set sees buf[s:e + 2]: every match at s fits in it, with the byte after for a
+        closing \\b; the cut may only add rules, which their own match then turns away.
+        """
+        for i in sorted(self._set.Match(buf[s : e + 2])):
+            one = self.single(i).match(buf, s, end)
+            if one is not None:
+                return i, one
         return None
 
 
 class Engine:
-    """The table compiled for one regex module: ``re2`` (the default), ``re`` or ``regex``."""
+    """The rule table compiled once: RE2 finds, Python judges. ``cache`` keeps verdicts by context."""
 
-    def __init__(self, name: str = "re2", cache: bool = True) -> None:
-        self.name = name
+    def __init__(self, cache: bool = True) -> None:
         self.cache = cache
-        self.full = _Table(RULES, name)
+        self.full = _Table(RULES)
         self._tokens: _Table | None = None
-        self.bytes = name == "re2"
         self.disagreements = 0  # finder and resolver differing (should stay 0; tests check)
 
     @property
     def tokens(self) -> _Table:
         """The provider-token rules alone, for rescanning a rejected value (built on first use)."""
         if self._tokens is None:
-            self._tokens = _Table([r for r in RULES if r.check in ("token", "generic")], self.name)
+            self._tokens = _Table([r for r in RULES if r.check in ("token", "generic")])
         return self._tokens
 
-    def _matches(self, buf: Any, pos: int, end: int, table: _Table) -> Iterator[tuple[str, list[tuple[int, int]]]]:
-        """Yield (kind, secret spans) left to right, non-overlapping."""
-        find, verdicts = table.find, table.verdicts
+    def _matches(self, buf: bytes, pos: int, end: int, table: _Table) -> list[tuple[str, list[tuple[int, int]]]]:
+        """(kind, secret spans) left to right, non-overlapping."""
+        out: list[tuple[str, list[tuple[int, int]]]] = []
+        verdicts = table.verdicts
         while pos < end:
-            s, e = find(buf, pos, end)
+            s, e = table.find(buf, pos, end)
             if s < 0:
-                return
-            skip = _marker_end(buf, s, e)
-            if skip >= 0:
-                pos = max(skip, s + 1)
-                continue
-            # A verdict depends only on the text from _CONTEXT before the match to just past it
-            # (k8s verdicts, which look further, are never stored). Hostile input repeats the
-            # same candidate over and over (`token: token: …`); the cache makes that cheap.
+                break
+            # A verdict depends only on the text from _CONTEXT before the match to just past the
+            # longest match there (k8s verdicts, which look further, are never stored). Hostile
+            # input repeats the same candidate over and over (`token: token: …`); the cache
+            # makes that cheap.
             lo = max(0, s - _CONTEXT)
             key = (s - lo, buf[lo : e + 2])  # where the match starts within the window matters
             cached = verdicts.get(key) if self.cache else None
             if cached is None:
-                advance, found, cacheable = self._judge(buf, s, end, table)
+                stop, advance, found, cacheable = self._judge(buf, s, e, end, table)
                 if cacheable and self.cache:
                     if len(verdicts) >= _CACHE_SIZE:
                         verdicts.clear()
-                    verdicts[key] = (advance - s, [(k, [(a - s, b - s) for a, b in sp]) for k, sp in found])
-                yield from found
+                    rel = [(k, [(a - s, b - s) for a, b in sp]) for k, sp in found]
+                    verdicts[key] = (stop - s, advance - s, rel)
             else:
-                advance = s + cached[0]
-                for kind, spans in cached[1]:
-                    yield kind, [(s + a, s + b) for a, b in spans]
+                stop, advance = s + cached[0], s + cached[1]
+                found = [(k, [(s + a, s + b) for a, b in sp]) for k, sp in cached[2]]
+            mark = _marker_in(buf, s, stop)
+            if mark is not None:
+                # The match reaches into an earlier [REDACTED:kind]. Text before the marker is
+                # judged as if it ended there, as a second pass over this output would see it.
+                if mark[0] > s:
+                    out += self._matches(buf, s, mark[0], table)
+                pos = max(mark[1], s + 1)
+                continue
+            out += found
             pos = advance if advance > s else s + 1
+        return out
 
     def _judge(
-        self, buf: Any, s: int, end: int, table: _Table
-    ) -> tuple[int, list[tuple[str, list[tuple[int, int]]]], bool]:
-        """The candidate at ``s``: where to resume, what to redact, and whether to cache it."""
-        won = table.resolve(buf, s, end)
+        self, buf: bytes, s: int, e: int, end: int, table: _Table
+    ) -> tuple[int, int, list[tuple[str, list[tuple[int, int]]]], bool]:
+        """The candidate at ``s``: where its match ends, where to resume, what to redact, and
+        whether the verdict may be cached."""
+        won = table.resolve(buf, s, e, end)
         if won is None:
             self.disagreements += 1
-            return s + 1, [], False
+            return s, s + 1, [], False
         rule, one = table.rules[won[0]], won[1]
         found = _accept(rule, one)
         if found is not None:
@@ -857,84 +731,99 @@ class Engine:
                 # `STRIPE_KEY=sk_live_…`: name the provider when the value is exactly its token
                 # (every provider token is at least 20 characters long).
                 vs, ve = found[1][0]
-                inner = list(self._matches(buf, vs, ve, self.tokens))
-                if len(inner) == 1 and inner[0][1] == [(vs, ve)]:
-                    found = inner[0]
-            return one.end(), [found], rule.check != "k8s"
+                named = self._matches(buf, vs, ve, self.tokens)
+                if len(named) == 1 and named[0][1] == [(vs, ve)]:
+                    found = named[0]
+            return one.end(), one.end(), [found], rule.check != "k8s"
         if rule.check == "k8s":
-            return one.start("blk"), [], False  # not a Secret: its lines are ordinary text
+            return one.end(), one.start("blk"), [], False  # not a Secret: its lines are ordinary text
         inner = []
         if rule.rescan and table is self.full:
             value = _value(one)
             if value is not None:
                 # A rejected value may still hold a provider token: scan just that span with
                 # the token rules (no name=value rules, so no nesting; still linear).
-                inner = list(self._matches(buf, value[1], value[2], self.tokens))
-        return one.end(), inner, True
+                inner = self._matches(buf, value[1], value[2], self.tokens)
+        return one.end(), one.end(), inner, True
 
-    def redact(self, text: str, want_hits: bool = False) -> tuple[str, list[Hit]]:
-        if not text:
-            return text, []
-        out: list[Any] = []
-        hits: list[Hit] = []
-        out_len = 0  # in characters, kept only when hits are wanted
-        changed = False
-        enc = self.bytes
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, kind) of every secret in ``text``, in characters, sorted, disjoint."""
+        n = len(text)
+        if n <= PIECE_SIZE:  # most texts: one piece, no margins
+            buf = text.encode("utf-8", "surrogatepass")
+            if self.full.find(buf, 0, len(buf))[0] < 0:
+                return []
+            return self._piece_spans(text, buf, 0, 0, len(buf), text.isascii())
+        out: list[tuple[int, int, str]] = []
+        ascii_only = text.isascii()
         for lo, hi in _pieces(text):
             # Each piece is scanned with some text either side, which matches may not enter but
             # checks may read (`kind: Secret` above a `data:` block, the start of a line).
-            m_lo, m_hi = max(0, lo - _MARGIN), min(len(text), hi + _MARGIN)
-            if enc:
-                before = text[m_lo:lo].encode("utf-8", "surrogatepass")
-                body = text[lo:hi].encode("utf-8", "surrogatepass")
-                buf: Any = before + body + text[hi:m_hi].encode("utf-8", "surrogatepass")
-                start, end = len(before), len(before) + len(body)
-            else:
-                buf, start, end = text[m_lo:m_hi], lo - m_lo, hi - m_lo
-            last = start
-            for kind, spans in self._matches(buf, start, end, self.full):
-                marker = f"[REDACTED:{kind}]"
-                for s, e in sorted(spans):
-                    if s < last:
-                        continue
-                    keep = buf[last:s]
-                    out.append(keep)
-                    out.append(marker.encode() if enc else marker)
-                    if want_hits:
-                        out_len += len(_txt(keep))
-                        hits.append(Hit(kind, out_len, out_len + len(marker)))
-                        out_len += len(marker)
-                    last = e
-                    changed = True
-            out.append(buf[last:end])
-            if want_hits:
-                out_len += len(_txt(buf[last:end]))
-        if not changed:
+            m_lo, m_hi = max(0, lo - _MARGIN), min(n, hi + _MARGIN)
+            before = text[m_lo:lo].encode("utf-8", "surrogatepass")
+            body = text[lo:hi].encode("utf-8", "surrogatepass")
+            buf = before + body + text[hi:m_hi].encode("utf-8", "surrogatepass")
+            out += self._piece_spans(text, buf, m_lo, len(before), len(before) + len(body), ascii_only)
+        return out
+
+    def _piece_spans(
+        self, text: str, buf: bytes, origin: int, start: int, end: int, ascii_only: bool
+    ) -> list[tuple[int, int, str]]:
+        """Secrets in buf[start:end], where buf holds text from character ``origin`` on."""
+        out: list[tuple[int, int, str]] = []
+        # Byte offsets become character offsets walking forward; spans never split a character
+        # (each starts and ends next to an ASCII byte).
+        b_at, c_at = 0, origin
+        last = start
+        for kind, found in self._matches(buf, start, end, self.full):
+            for s, e in sorted(found):
+                if s < last:
+                    continue
+                if ascii_only:
+                    cs, ce = origin + s, origin + e
+                else:
+                    cs = c_at + len(buf[b_at:s].decode("utf-8", "surrogatepass"))
+                    ce = cs + len(buf[s:e].decode("utf-8", "surrogatepass"))
+                    b_at, c_at = e, ce
+                out.append((cs, ce, kind))
+                last = e
+        return out
+
+    def redact(self, text: str, want_hits: bool = False) -> tuple[str, list[Hit]]:
+        spans = self.spans(text)
+        if not spans:
             return text, []
-        if enc:
-            return b"".join(out).decode("utf-8", "surrogatepass"), hits
+        out: list[str] = []
+        hits: list[Hit] = []
+        last = size = 0  # size: characters written so far
+        for s, e, kind in spans:
+            marker = f"[REDACTED:{kind}]"
+            out += (text[last:s], marker)
+            size += s - last
+            if want_hits:
+                hits.append(Hit(kind, size, size + len(marker)))
+            size += len(marker)
+            last = e
+        out.append(text[last:])
         return "".join(out), hits
 
 
-_MARKER_STR = re.compile(r"\[REDACTED:[a-z0-9_]*\]")
-_MARKER_BYTES = re.compile(rb"\[REDACTED:[a-z0-9_]*\]")
+_MARKER = re.compile(rb"\[REDACTED:[a-z0-9_]*\]")
 
 
-def _marker_end(buf: Any, s: int, e: int) -> int:
-    """The end of an earlier ``[REDACTED:kind]`` overlapping ``[s, e)``, else -1.
+def _marker_in(buf: bytes, s: int, e: int) -> tuple[int, int] | None:
+    """The first earlier ``[REDACTED:kind]`` overlapping ``[s, e)``, if any.
 
     A match that reaches into a marker would redact it again (`://[REDACTED:github_token]@`
     looks like user:password@, `[REDACTED:password] :x` like a key), breaking idempotence.
     """
-    is_bytes = isinstance(buf, bytes)
-    rx, mark = (_MARKER_BYTES, b"[REDACTED:") if is_bytes else (_MARKER_STR, "[REDACTED:")
-    i = buf.find(mark, max(0, s - 40), e)
+    i = buf.find(b"[REDACTED:", max(0, s - 40), e)
     while i != -1:
-        m = rx.match(buf, i)
+        m = _MARKER.match(buf, i)
         if m is not None and m.end() > s:
-            return m.end()
-        i = buf.find(mark, i + 1, e)
-    return -1
+            return m.span()
+        i = buf.find(b"[REDACTED:", i + 1, e)
+    return None
 
 
 def _accept(rule: Rule, m: Match) -> tuple[str, list[tuple[int, int]]] | None:
@@ -1016,7 +905,7 @@ _ENGINE: Engine | None = None  # compiled on first use, so importing the package
 def engine() -> Engine:
     global _ENGINE
     if _ENGINE is None:
-        _ENGINE = Engine("re2")
+        _ENGINE = Engine()
     return _ENGINE
 
 
@@ -1044,18 +933,16 @@ def redact_region(text: str, start: int, end: int) -> str:
     return redact(text[lo:hi])
 
 
+def secret_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret in ``text``: the characters :func:`redact` replaces.
+
+    Sorted and disjoint; ``text[start:end]`` becomes ``[REDACTED:kind]``.
+    """
+    return engine().spans(text)
+
+
 def redact(text: str) -> str:
     """The text with every secret replaced by ``[REDACTED:<kind>]``."""
     return engine().redact(text)[0]
 
 
-if __name__ == "__main__":  # python -m journal_index.redact > journal_index/redact_firsts.py
-    print('"""The bytes each redaction rule\'s match can start with, by a hash of its regex.')
-    print("")
-    print("Generated by `python -m journal_index.redact > journal_index/redact_firsts.py`; a test")
-    print('fails when a rule changes without this file."""')
-    print("")
-    print("FIRSTS = {")
-    for key, bitmap in sorted(current_firsts().items()):
-        print(f'    "{key}": "{bitmap}",')
-    print("}")

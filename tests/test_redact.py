@@ -172,7 +172,7 @@ def test_fixture_journals_are_stable() -> None:
 
 def test_verdict_cache_changes_nothing() -> None:
     """Verdicts are reused by context; a reused verdict must equal a fresh one."""
-    fresh = R.Engine("re2", cache=False)
+    fresh = R.Engine(cache=False)
     texts = ["data:\n  -----BEGIN RSA PRIVATE KEY-----\n"] * 2  # once a key collision
     texts += [text for case in POSITIVES + NEGATIVES for text, _ in _contexts(case["text"]).values()]
     for text in texts:
@@ -200,6 +200,15 @@ def test_idempotent_on_corpus() -> None:
         for text, _ in _contexts(case["text"]).values():
             once = redact(text)
             assert redact(once) == once, case["id"]
+
+
+def test_idempotent_when_a_match_reaches_into_an_earlier_marker() -> None:
+    # Found by the property below: the PEM block swallowed a marker, so it was skipped, and the
+    # second pass, with the END line redacted as a password, took the PEM head.
+    text = "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED:token]password=-----END RSA PRIVATE KEY-----"
+    once = redact(text)
+    assert redact(once) == once
+    assert once.startswith("[REDACTED:private_key][REDACTED:token]password=[REDACTED:password]")
 
 
 def test_markers_only_name_kinds() -> None:
@@ -369,21 +378,42 @@ def test_a_region_of_a_long_text_is_redacted_with_its_multiline_secrets_whole() 
     assert "intro line" in plain and len(plain) < 10_000
 
 
-def test_stored_first_byte_sets_are_current() -> None:
-    """Regenerate with: python -m journal_index.redact > journal_index/redact_firsts.py"""
-    from journal_index.redact import current_firsts
-    from journal_index.redact_firsts import FIRSTS
-
-    current = current_firsts()
-    assert {k: FIRSTS.get(k) for k in current} == current
-
-
-def test_rule_by_rule_and_combined_resolution_agree() -> None:
-    """The cold path (rules one by one) and the warm one (an alternation) pick the same rule."""
-    from journal_index.redact import Engine
-
-    cold, warm = Engine("re2"), Engine("re2")
-    warm.full._seen = [1 << 20] * 256  # always the combined resolver
+def test_set_resolution_picks_the_first_rule_in_table_order() -> None:
+    """At every candidate, the anchored Set and a plain try of every rule in order agree."""
+    table = R.engine().full
+    checked = 0
     for case in POSITIVES + NEGATIVES:
-        text = f"prefix {case['text']} and after"
-        assert cold.redact(text)[0] == warm.redact(text)[0]
+        for text, _ in _contexts(f"prefix {case['text']} and after").values():
+            buf = text.encode("utf-8", "surrogatepass")
+            pos = 0
+            while True:
+                s, e = table.find(buf, pos, len(buf))
+                if s < 0:
+                    break
+                first = next((i for i in range(len(table.rules)) if table.single(i).match(buf, s)), None)
+                won = table.resolve(buf, s, e, len(buf))
+                assert first is not None and won is not None and won[0] == first, (text, s)
+                checked += 1
+                pos = s + 1
+    assert checked > 500
+
+
+def test_secret_spans_are_what_redact_replaces() -> None:
+    from journal_index.redact import secret_spans
+
+    for case in POSITIVES + NEGATIVES:
+        for text, _ in _contexts(case["text"]).values():
+            spans = secret_spans(text)
+            assert spans == sorted(spans)
+            assert all(a < b <= c for (a, b, _), (c, _, _) in zip(spans, spans[1:], strict=False))
+            masked, last = [], 0
+            for s, e, kind in spans:
+                assert 0 <= s < e <= len(text) and kind in R.KINDS
+                masked += (text[last:s], f"[REDACTED:{kind}]")
+                last = e
+            masked.append(text[last:])
+            assert "".join(masked) == redact(text), case["id"]
+    text = "é " * 3 + "password=Xy7" + "😀" * 2 + " token: " + "a1B2c3D4e5"
+    spans = secret_spans(text)
+    assert [text[s:e] for s, e, _ in spans] == ["Xy7" + "😀" * 2, "a1B2c3D4e5"]
+    assert secret_spans("") == [] and secret_spans("nothing to see") == []
