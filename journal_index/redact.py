@@ -586,31 +586,38 @@ def _plain(regex: str) -> str:
 
 
 def _finder_pattern(rules: Sequence[Rule]) -> str:
-    """A capture-free regex whose matches start exactly where some rule's match starts.
+    """The table as one capture-free alternation, runs of rules with a common head or tail
+    factored: ``H(?:a|b)`` for ``Ha|Hb`` and ``(?:a|b)T`` for ``aT|bT``.
 
-    Order does not matter to a finder (the Set picks the winner), so alternatives are free to
-    be factored: the provider tokens share one head, the name=value rules one tail, and the
-    rest are sorted so that common prefixes sit side by side. This halves the program and
+    Factoring keeps leftmost-first priority (the first rule in table order still wins) and
     shrinks the DFA that RE2 builds lazily; its states, not the scan itself, dominate the cost
     of a first pass over new text (benchmarks/redact_bench.py).
     """
-    tokens = sorted({_plain(r.regex[len(_TOK_HEAD) : -1]) for r in rules if r.regex.startswith(_TOK_HEAD)})
-    keys = sorted({_plain(r.regex[: -len(_KV_TAIL)]) for r in rules if r.regex.endswith(_KV_TAIL)})
-    rest = sorted({_plain(r.regex) for r in rules if not (r.regex.startswith(_TOK_HEAD) or r.regex.endswith(_KV_TAIL))})
-    parts = [f"(?:{p})" for p in rest]
-    if tokens:
-        parts.append(r"(?:\\[nrt]|\b)(?:" + "|".join(tokens) + ")")
-    if keys:
-        parts.append("(?:" + "|".join(keys) + ")" + _plain(_KV_TAIL))
+    parts: list[str] = []
+    i = 0
+    while i < len(rules):
+        j = i + 1
+        if rules[i].regex.startswith(_TOK_HEAD):
+            while j < len(rules) and rules[j].regex.startswith(_TOK_HEAD):
+                j += 1
+            bodies = "|".join(_plain(r.regex[len(_TOK_HEAD) : -1]) for r in rules[i:j])
+            parts.append(r"(?:\\[nrt]|\b)(?:" + bodies + ")")
+        elif rules[i].regex.endswith(_KV_TAIL):
+            while j < len(rules) and rules[j].regex.endswith(_KV_TAIL):
+                j += 1
+            keys = "|".join(_plain(r.regex[: -len(_KV_TAIL)]) for r in rules[i:j])
+            parts.append("(?:" + keys + ")" + _plain(_KV_TAIL))
+        else:
+            parts.append(f"(?:{_plain(rules[i].regex)})")
+        i = j
     return "|".join(parts)
 
 
-def _re2_options(longest: bool) -> Any:
+def _re2_options() -> Any:
     opts = re2.Options()
     opts.encoding = re2.Options.Encoding.LATIN1  # bytes in, byte offsets out; patterns are ASCII
     opts.max_mem = 64 << 20  # room for the DFA so it never falls back to the slow NFA
     opts.log_errors = False
-    opts.longest_match = longest
     return opts
 
 
@@ -623,10 +630,11 @@ class _Table:
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules = list(rules)
-        # Leftmost-longest: the start is the same as leftmost-first, and the end reaches past
-        # the winner's, so buf[s:e + 2] holds everything a rule matching at s can read.
-        self._finder = re2._re2.RE2(_finder_pattern(self.rules).encode(), _re2_options(longest=True))
-        self._set = re2._re2.Set(re2._Anchor.ANCHOR_START, _re2_options(longest=False))
+        # Leftmost-first, as the table reads: a match ends where the winner's does. (Leftmost-
+        # longest would go on to the longest match, to the end of the line for `mysql -pa -pa…`,
+        # once per candidate.)
+        self._finder = re2._re2.RE2(_finder_pattern(self.rules).encode(), _re2_options())
+        self._set = re2._re2.Set(re2._Anchor.ANCHOR_START, _re2_options())
         for rule in self.rules:
             self._set.Add(_plain(rule.regex).encode())
         if not (self._finder.ok() and self._set.Compile()):
@@ -638,7 +646,7 @@ class _Table:
         self.verdicts: dict[tuple[int, bytes], tuple[int, int, list[tuple[str, list[tuple[int, int]]]]]] = {}
 
     def find(self, buf: bytes, pos: int, end: int) -> tuple[int, int]:
-        """Start of the next match at or after ``pos`` and the end of the longest one there."""
+        """The next match at or after ``pos``: where it starts and where the winner's ends."""
         found: tuple[int, int] = self._finder.Match(re2._Anchor.UNANCHORED, buf, pos, end)[0]
         return found
 
@@ -652,8 +660,9 @@ class _Table:
     def resolve(self, buf: bytes, s: int, e: int, end: int) -> tuple[int, Match] | None:
         """The winning rule at ``s`` (the first in table order that matches) and its match.
 
-        The Set sees buf[s:e + 2]: every match at s fits in it, with the byte after for a
-        closing \\b; the cut may only add rules, which their own match then turns away.
+        The Set sees buf[s:e + 2]: rules before the winner match nowhere at s, and the winner
+        fits, with the byte after for a closing \\b; the cut may only add rules, which their own
+        match then turns away.
         """
         for i in sorted(self._set.Match(buf[s : e + 2])):
             one = self.single(i).match(buf, s, end)
@@ -686,8 +695,8 @@ class Engine:
             s, e = table.find(buf, pos, end)
             if s < 0:
                 break
-            # A verdict depends only on the text from _CONTEXT before the match to just past the
-            # longest match there (k8s verdicts, which look further, are never stored). Hostile
+            # A verdict depends only on the text from _CONTEXT before the match to just past it
+            # (k8s verdicts, which look further, are never stored). Hostile
             # input repeats the same candidate over and over (`token: token: …`); the cache
             # makes that cheap.
             lo = max(0, s - _CONTEXT)

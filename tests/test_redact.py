@@ -300,6 +300,7 @@ def _hostile() -> dict[str, str]:
         "pem heads": ("-----BEGIN RSA PRIVATE KEY-----\n" * (SIZE // 32 + 1))[:SIZE],
         "url": "https://u:" + "p" * SIZE,
         "mysql": ("mysql " * (SIZE // 6 + 1))[:SIZE],
+        "mysql -p$P": ("mysql -p$P " * (SIZE // 11 + 1))[:SIZE],  # a candidate per command, one line
         "eyJ-": ("eyJ-" * (SIZE // 4 + 1))[:SIZE],
         "pem without end": "-----BEGIN RSA PRIVATE KEY-----\n" + ("QUJD" * 16 + "\n") * (SIZE // 65),
         "secret data block": "kind: Secret\ndata:\n" + "  k: djE=\n" * (SIZE // 10),
