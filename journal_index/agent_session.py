@@ -15,8 +15,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from journal_index.formats import JournalFormat, Root, all_formats
+from journal_index.formats import AgentHints, JournalFormat, Root, all_formats
 
 FRESH_SECONDS = 600  # host unknown: a journal written this recently may be the current one
 PARENT_LEVELS = 4  # the host may start us through a shell or npx
@@ -94,7 +95,7 @@ def _format_roots(fmt: JournalFormat, roots: Sequence[Root]) -> list[Path]:
 
 
 def current_journal(roots: Sequence[Root], cwd: str, host: Host, env: Mapping[str, str] | None = None,
-                    now: float | None = None) -> str | None:
+                    call_meta: Mapping[str, Any] | None = None, now: float | None = None) -> str | None:
     """The journal the agent at ``cwd`` is most likely writing, or None.
 
     Only a journal written since the host started (or, host unknown, in the last minutes) can
@@ -102,13 +103,13 @@ def current_journal(roots: Sequence[Root], cwd: str, host: Host, env: Mapping[st
     entries must stay findable. A known host is asked alone (another agent's journal of the
     same folder is not ours); an unknown one gets the newest of any format.
     """
-    env = os.environ if env is None else env
+    hints = AgentHints(os.environ if env is None else env, host.argv, call_meta or {})
     now = time.time() if now is None else now
     since = host.started - 2 if host.started is not None else now - FRESH_SECONDS
     formats = [host.format] if host.format is not None else all_formats()
     newest: tuple[float, str] | None = None
     for fmt in formats:
-        for path in fmt.current_journals(_format_roots(fmt, roots), cwd, env, host.argv)[:3]:
+        for path in fmt.current_journals(_format_roots(fmt, roots), cwd, hints)[:3]:
             try:
                 stamped = (os.stat(path).st_mtime, path)
             except OSError:

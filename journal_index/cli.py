@@ -10,6 +10,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,10 +19,19 @@ import click
 import orjson
 
 from journal_index import __version__, indexer, query, render
-from journal_index.config import ConfigError, default_db_path, existing, session_roots
-from journal_index.formats import Root
-from journal_index.redact import redact_with_hits
-from journal_index.scope import ScopeError, resolve_scope
+from journal_index.config import (
+    CANDIDATES,
+    QUERY_SECONDS,
+    SCOPES,
+    ConfigError,
+    default_db_path,
+    existing,
+    max_scope_from_env,
+    session_roots,
+)
+from journal_index.formats import FORMATS, KINDS, Root
+from journal_index.redact import redact, redact_with_hits
+from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
 from journal_index.status import status
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
 
@@ -102,6 +112,9 @@ def with_app(func: F) -> F:
         except apsw.BusyError:
             raise click.ClickException("the index is busy (another process holds a write lock); "
                                        "retry in a moment") from None
+        except apsw.InterruptError:
+            raise click.ClickException(f"the query ran over {QUERY_SECONDS:g} s; use fewer common words, "
+                                       "a narrower scope or a time range") from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -111,16 +124,20 @@ def json_option(func: F) -> F:
 
 
 def filter_options(func: F) -> F:
-    """--cwd, --scope, --session, --since, --until, --kind: the same everywhere."""
+    """--cwd, --scope, --session, --agent, --since, --until, --kind: the same everywhere."""
     options = [
         click.option("--cwd", type=click.Path(file_okay=False), default=None,
                      help="Folder the project root is derived from (default: the current folder)."),
-        click.option("--scope", type=click.Choice(["session", "project", "global"]), default="project",
-                     show_default=True, help="Which sessions to search."),
-        click.option("--session", "session_id", default=None, help="A session id (scope 'session')."),
+        click.option("--scope", type=click.Choice(SCOPES), default=None,
+                     help="Which sessions: session, project (the default; all projects when this folder "
+                          "has no sessions of its own) or global."),
+        click.option("--session", "session_id", default=None,
+                     help="One session, by id or a unique prefix of it (implies --scope session)."),
+        click.option("--agent", "agents", multiple=True, type=click.Choice(sorted(FORMATS)),
+                     help="Only journals of this agent (repeatable)."),
         click.option("--since", default=None, help="From this time: 2026-09-01 (local day) or ISO-8601."),
         click.option("--until", default=None, help="Up to this time: 2026-09-30 (whole local day) or ISO-8601."),
-        click.option("--kind", "kinds", multiple=True, type=click.Choice(query.KINDS),
+        click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
                      help="Only these entry kinds (repeatable)."),
     ]
     for option in reversed(options):
@@ -128,16 +145,39 @@ def filter_options(func: F) -> F:
     return func
 
 
-def build_filters(app: App, cwd: str | None, scope: str, session_id: str | None, since: str | None,
-                  until: str | None, kinds: tuple[str, ...]) -> query.Filters:
-    resolved = resolve_scope(app.store(), scope, cwd or os.getcwd(), session_id)
-    return query.Filters(
-        scope=resolved,
-        since=query.parse_time_bound(since, end=False) if since else None,
-        until=query.parse_time_bound(until, end=True) if until else None,
-        kinds=tuple(kinds),
-        session_id=session_id if scope != "session" else None,
+@dataclass
+class FilterArgs:
+    cwd: str | None
+    scope: str | None
+    session_id: str | None
+    agents: tuple[str, ...]
+    since: str | None
+    until: str | None
+    kinds: tuple[str, ...]
+
+
+def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | None]:
+    """The filters, and a note to print when the scope was widened for the person asking."""
+    store = app.store()
+    cwd = given.cwd or os.getcwd()
+    session_id = resolve_session(store, given.session_id) if given.session_id else None
+    kind = given.scope or ("session" if session_id else "project")
+    note = None
+    scope = resolve_scope(store, kind, cwd, session_id)
+    if given.scope is None and kind == "project" and not has_sessions(store, scope):
+        # A person in a folder with no sessions of its own most likely wants everything.
+        scope = resolve_scope(store, "global")
+        note = (f"(no sessions were recorded in {redact(cwd)} or below; showing all projects — "
+                "--scope project keeps to this folder)")
+    filters = query.Filters(
+        scope=scope,
+        since=query.parse_time_bound(given.since, end=False) if given.since else None,
+        until=query.parse_time_bound(given.until, end=True) if given.until else None,
+        kinds=tuple(given.kinds),
+        session_id=session_id if kind != "session" else None,
+        agents=tuple(given.agents),
     )
+    return filters, note
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -210,7 +250,7 @@ def index_cmd(app: App, paths: tuple[str, ...], as_json: bool) -> None:
 @with_app
 def status_cmd(app: App, as_json: bool) -> None:
     """What the index holds: sessions, entries, summaries, sizes, schema."""
-    info = status(app.store())
+    info = render.redact_json(status(app.store(), app.roots))
     emit_json(info) if as_json else click.echo(render.status_text(info))
 
 
@@ -229,58 +269,74 @@ def rebuild_cmd(app: App, as_json: bool) -> None:
 @cli.command(name="search")
 @click.argument("words", nargs=-1)
 @filter_options
-@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--limit", type=click.IntRange(1, CANDIDATES), default=10, show_default=True,
+              help=f"How many results (at most {CANDIDATES}: the ranking looks at that many candidates).")
 @json_option
 @with_app
-def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str, session_id: str | None,
-               since: str | None, until: str | None, kinds: tuple[str, ...], limit: int,
+def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | None, session_id: str | None,
+               agents: tuple[str, ...], since: str | None, until: str | None, kinds: tuple[str, ...], limit: int,
                as_json: bool) -> None:
-    """Find entries by words (all words first, then any); no words lists the newest."""
+    """Find entries by words (all words first, then most of them); no words lists the newest."""
     app.ensure_indexed()
-    filters = build_filters(app, cwd, scope, session_id, since, until, kinds)
-    result = query.search(app.store(), " ".join(words), filters, limit=limit, roots=app.roots)
+    filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
+    with app.store().time_limit(QUERY_SECONDS):
+        result = query.search(app.store(), " ".join(words), filters, limit=limit, roots=app.roots)
     if as_json:
-        emit_json(result.as_json())
-    else:
-        click.echo(render.search_text(result, render.use_color()))
+        emit_json(render.redact_json(result.as_json()))
+        return
+    if note:
+        click.echo(note)
+    style = render.Style(color=render.use_color())
+    click.echo(render.search_text(result, style, what="search" if words else "newest entries"))
+    if not result.hits and filters.scope.kind != "global":
+        click.echo("hint: widen it with --scope global, or use fewer or other words")
 
 
 @cli.command(name="read")
 @click.argument("entry_id")
-@click.option("--session", "session_id", default=None, help="Prefer the entry in this session.")
+@click.option("--session", "session_id", default=None,
+              help="The session whose copy to read (an id or a unique prefix; forks keep entry ids).")
 @click.option("--offset", type=click.IntRange(0), default=0, help="Character offset of the page.")
-@click.option("--cwd", type=click.Path(file_okay=False), default=None)
-@click.option("--scope", type=click.Choice(["session", "project", "global"]), default="project",
-              show_default=True)
+@click.option("--cwd", type=click.Path(file_okay=False), default=None,
+              help="Folder whose project's copy is meant when the entry is in several sessions "
+                   "(default: the current folder).")
+@click.option("--scope", type=click.Choice(SCOPES), default="global", show_default=True,
+              help="Where to look for the entry.")
 @json_option
 @with_app
 def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: str | None, scope: str,
              as_json: bool) -> None:
     """Read one entry verbatim (redacted), 16,000 characters a page."""
     app.ensure_indexed()
-    resolved = resolve_scope(app.store(), scope, cwd or os.getcwd(), session_id)
-    answer = query.read(app.store(), entry_id, resolved, session_id=session_id, offset=offset,
-                        roots=app.roots)
-    emit_json(answer) if as_json else click.echo(render.read_text(answer))
+    store = app.store()
+    session = resolve_session(store, session_id) if session_id else None
+    here = resolve_scope(store, "project", cwd or os.getcwd())
+    resolved = resolve_scope(store, scope, cwd or os.getcwd(), session)
+    answer = render.redact_json(query.read(store, entry_id, resolved, session_id=session, offset=offset,
+                                           roots=app.roots, prefer=here))
+    emit_json(answer) if as_json else click.echo(render.read_text(answer, render.PEOPLE))
     if answer["status"] != "ok":
         sys.exit(1 if answer["status"] != "ambiguous" else 3)
 
 
 @cli.command(name="summaries")
 @filter_options
-@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--limit", type=click.IntRange(1, CANDIDATES), default=10, show_default=True,
+              help=f"How many summaries (at most {CANDIDATES}).")
 @json_option
 @with_app
-def summaries_cmd(app: App, cwd: str | None, scope: str, session_id: str | None, since: str | None,
-                  until: str | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
+def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str | None, agents: tuple[str, ...],
+                  since: str | None, until: str | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Compaction and branch summaries, newest first."""
     app.ensure_indexed()
-    filters = build_filters(app, cwd, scope, session_id, since, until, kinds)
+    filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
     result = query.summaries(app.store(), filters, limit=limit, roots=app.roots)
     if as_json:
-        emit_json(result.as_json(with_match=False))
-    else:
-        click.echo(render.search_text(result, render.use_color()))
+        emit_json(render.redact_json(result.as_json(with_match=False)))
+        return
+    if note:
+        click.echo(note)
+    click.echo(render.search_text(result, render.Style(color=render.use_color()), what="summaries"))
 
 
 @cli.command(name="redact")
@@ -436,7 +492,11 @@ def mcp_cmd(app: App, cwd: str | None, session_file: str | None, max_scope: str 
     """Serve the memory_context tool to an agent over MCP stdio (until stdin closes)."""
     from journal_index.mcp_server import run
 
-    run(make_tool(app, cwd, session_file, max_scope))
+    try:
+        max_scope_from_env()  # a bad setting fails now, not at the first call
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    run(lambda: make_tool(app, cwd, session_file, max_scope))
 
 
 @cli.command(name="watch")

@@ -10,6 +10,10 @@ from pathlib import Path
 from journal_index.formats import Root, default_roots
 
 SCOPES = ("session", "project", "global")
+# A search ranks at most this many candidates (so no page of results starts beyond it).
+CANDIDATES = 400
+# A query still running after this many seconds is interrupted and answered as an error.
+QUERY_SECONDS = 5.0
 DEFAULT_MAX_SCOPE = "project"
 
 

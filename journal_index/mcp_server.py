@@ -1,13 +1,17 @@
 """``journal-index mcp``: the ``memory_context`` tool over MCP stdio, and nothing else.
 
-One tool, no prompts, no resources. The store is opened once and kept for the connection;
-calls run one at a time in a worker thread so the event loop keeps answering pings. When the
-host closes stdin the server returns and the process exits 0.
+One tool, no prompts, no resources; the initialize reply carries short instructions (a host in
+code mode shows the model their first line). The tool itself (the index, the query layer) is
+imported and opened on the first call, so the handshake costs only the SDK's own start-up.
+Calls run one at a time in a worker thread so the event loop keeps answering pings; each call's
+``_meta`` reaches the tool (hosts name their session or tool-use there). When the host closes
+stdin the server returns and the process exits 0.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -16,14 +20,21 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from journal_index import __version__
-from journal_index.tool import DESCRIPTION, INPUT_SCHEMA, TOOL_NAME, MemoryTool
+from journal_index.tool_args import DESCRIPTION, INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME
+
+if TYPE_CHECKING:
+    from journal_index.tool import MemoryTool
 
 
 def tool_listing() -> types.Tool:
     return types.Tool(name=TOOL_NAME, description=DESCRIPTION, input_schema=INPUT_SCHEMA)
 
 
-def build_server(tool: MemoryTool) -> Server[Any]:
+def _meta_of(params: types.CallToolRequestParams) -> dict[str, Any]:
+    return dict(params.meta or {})
+
+
+def build_server(make_tool: Callable[[], MemoryTool], opened: list[MemoryTool]) -> Server[Any]:
     lock = anyio.Lock()
 
     async def list_tools(ctx: ServerRequestContext[Any],
@@ -38,24 +49,29 @@ def build_server(tool: MemoryTool) -> Server[Any]:
                                                 f"{TOOL_NAME}")],
                 is_error=True)
         async with lock:  # one apsw connection: one call at a time
-            answer = await anyio.to_thread.run_sync(tool.call, params.arguments)
+            if not opened:
+                opened.append(await anyio.to_thread.run_sync(make_tool))
+            answer = await anyio.to_thread.run_sync(opened[0].call, params.arguments, _meta_of(params))
         return types.CallToolResult(content=[types.TextContent(text=answer.text)],
                                     structured_content=answer.structured(), is_error=answer.is_error)
 
-    return Server("journal-index", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server("journal-index", version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve(tool: MemoryTool) -> None:
-    server = build_server(tool)
+async def serve(make_tool: Callable[[], MemoryTool], opened: list[MemoryTool]) -> None:
+    server = build_server(make_tool, opened)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run(tool: MemoryTool) -> None:
+def run(make_tool: Callable[[], MemoryTool]) -> None:
     """Serve until stdin closes, then close the store."""
+    opened: list[MemoryTool] = []
     try:
-        anyio.run(serve, tool)
+        anyio.run(serve, make_tool, opened)
     except KeyboardInterrupt:
         pass
     finally:
-        tool.close()
+        for tool in opened:
+            tool.close()

@@ -17,11 +17,11 @@ from typing import Any
 
 import apsw
 
-from journal_index.config import now_ms
+from journal_index.config import CANDIDATES, now_ms
 from journal_index.entry_text import entry_parts, entry_text, strip_our_answers
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.extract import find_call
-from journal_index.formats import KINDS, SUMMARY_KINDS, Entry, Root, ToolCall, get_format
+from journal_index.formats import FORMATS, KINDS, SUMMARY_KINDS, Entry, Root, ToolCall, get_format
 from journal_index.indexer import index_file, open_journal
 from journal_index.redact import redact_region
 from journal_index.scope import Scope
@@ -36,7 +36,6 @@ from journal_index.text_forms import (
     query_groups,
 )
 
-CANDIDATES = 400
 PAGE_CHARS = 16_000
 DAY_MS = 86_400_000
 UNAVAILABLE = "[journal line unavailable]"
@@ -77,11 +76,18 @@ class Filters:
     until: int | None = None
     kinds: tuple[str, ...] = ()
     session_id: str | None = None
+    agents: tuple[str, ...] = ()  # journal formats ("pi", "claude", "codex"); empty: all
+    # (file id, byte offset): the entries of that journal from there on are left out — what is
+    # still in the asking agent's context (DESIGN invariant 12)
+    live: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         for kind in self.kinds:
             if kind not in KINDS:
                 raise QueryError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+        for agent in self.agents:
+            if agent not in FORMATS:
+                raise QueryError(f"unknown agent {agent!r}; use one of {', '.join(FORMATS)}")
         if self.since is not None and self.until is not None and self.since > self.until:
             raise QueryError("since is after until; swap them")
 
@@ -101,6 +107,12 @@ class Filters:
         if self.session_id:
             parts.append("f.session_id = ?")
             values.append(self.session_id)
+        if self.agents:
+            parts.append(f"f.format IN ({','.join('?' * len(self.agents))})")
+            values.extend(self.agents)
+        if self.live is not None:
+            parts.append("NOT (e.file_id = ? AND e.offset >= ?)")
+            values.extend(self.live)
         return " AND ".join(parts), values
 
 
@@ -121,13 +133,16 @@ class Hit:
     link_offset: int | None = None
     link_length: int | None = None
     score: float = 0.0
+    complete: bool = True  # holds every meaningful word of the query
     excerpt: str = ""
     spans: list[tuple[int, int]] = field(default_factory=list)
+    also_in: list[str] = field(default_factory=list)  # other sessions holding the same text (copies)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "entryId": self.entry_id,
             "sessionId": self.session_id,
+            "agent": self.format,
             "path": self.path,
             "time": iso(self.ts),
             "kind": self.kind,
@@ -136,6 +151,7 @@ class Hit:
             "cwd": self.cwd,
             "score": round(self.score, 4),
             "excerpt": self.excerpt,
+            "alsoIn": self.also_in,
         }
 
 
@@ -263,21 +279,33 @@ def _newest(store: Store, filters: Filters, limit: int) -> list[Hit]:
     return _hits(store.rows(sql, [*params, limit]))
 
 
-def _with_excerpts(store: Store, reader: Reader, hits: list[Hit], terms: set[str],
-                   retry: bool = True) -> list[Hit] | None:
-    """Fill excerpts from verified re-reads. None when a file changed and was reindexed."""
-    stale: set[str] = set()
-    for hit in hits:
+def _page(store: Store, reader: Reader, ranked: list[Hit], terms: set[str], limit: int,
+          retry: bool) -> list[Hit] | None:
+    """The first ``limit`` hits with verified excerpts, copies collapsed into the first of them
+    (a /fork or branch copy repeats text under new ids: one slot, the others noted). None when
+    a journal turned out rewritten and was reindexed: rank again."""
+    out: list[Hit] = []
+    by_text: dict[tuple[str, int], Hit] = {}
+    stale: dict[str, list[Hit]] = {}
+    for hit in ranked:
+        if len(out) >= limit:
+            break
         text = reader.verified_text(hit, searchable_only=True)
         if text is None:
-            stale.add(hit.path)
+            stale.setdefault(hit.path, []).append(hit)
+            hit.excerpt, hit.spans = UNAVAILABLE, []
+            out.append(hit)
             continue
         # Only the indexed part can hold the matched terms; a giant entry is not collapsed whole.
         excerpt: Excerpt = make_excerpt(indexed_part(text), terms, reader.tokenize)
         hit.excerpt, hit.spans = excerpt.text, excerpt.spans
-    if not stale:
-        return hits
-    if retry:
+        first = by_text.setdefault((hit.kind, hash(text)), hit)
+        if first is not hit:
+            if hit.session_id and hit.session_id != first.session_id and hit.session_id not in first.also_in:
+                first.also_in.append(hit.session_id)
+            continue
+        out.append(hit)
+    if stale and retry:
         changed = False
         for path in stale:
             if reader.resolve(path) is None:
@@ -286,10 +314,7 @@ def _with_excerpts(store: Store, reader: Reader, hits: list[Hit], terms: set[str
             changed = changed or result.reset or result.removed or result.entries > 0
         if changed:
             return None
-    for hit in hits:
-        if hit.path in stale:
-            hit.excerpt, hit.spans = UNAVAILABLE, []
-    return hits
+    return out
 
 
 # A question of this many meaningful words that few entries answer in full gets the entries
@@ -315,22 +340,32 @@ def _coverage(store: Store, groups: list[list[str]], hits: list[Hit]) -> dict[in
     return counts
 
 
-def _find(store: Store, groups: list[list[str]], filters: Filters, limit: int,
-          now: int) -> tuple[list[Hit], str, str | None]:
+def _find(store: Store, groups: list[list[str]], filters: Filters, limit: int, now: int) -> list[Hit]:
+    """Candidates in rank order: those holding every meaningful word first; for a question of
+    several words with few complete answers, those holding most of its words after them."""
     core = content_groups(groups)
     complete = _distinct(_rank(_fts_candidates(store, match_all(core), filters), now))
     enough = len(complete) >= limit or (complete and len(core) < FILL_MIN_GROUPS)
-    if enough or sum(len(g) for g in core) < 2:
-        return complete[:limit], ("all" if complete else "none"), (None if complete else HINT_NONE)
+    if enough or len(core) < 2:
+        return complete
     partial = _rank(_fts_candidates(store, match_any(core), filters), now)
     covered = _coverage(store, core, partial)
     partial.sort(key=lambda h: -covered[h.rowid])  # stable: equal coverage keeps the rank order
-    merged = _distinct(complete + partial)[:limit]
-    if complete:
-        return merged, "all", HINT_SOME.format(n=len(complete))
-    if merged:
-        return merged, "any", HINT_ANY
-    return [], "none", HINT_NONE
+    for hit in partial:
+        hit.complete = False
+    return _distinct(complete + partial)
+
+
+def _match(hits: list[Hit]) -> tuple[str, str | None]:
+    """How well the shown hits match: "all", "any" or "none", and a hint when not all do."""
+    if not hits:
+        return "none", HINT_NONE
+    whole = sum(1 for h in hits if h.complete)
+    if whole == len(hits):
+        return "all", None
+    if whole:
+        return "all", HINT_SOME.format(n=whole)
+    return "any", HINT_ANY
 
 
 def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
@@ -342,26 +377,33 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
     terms = reader.query_terms(groups)
     for attempt in (0, 1):
         if groups:
-            hits, match, hint = _find(store, groups, filters, limit, now if now is not None else now_ms())
+            ranked = _find(store, groups, filters, limit, now if now is not None else now_ms())
         else:
-            hits, match, hint = _newest(store, filters, limit), "all", None
-        done = _with_excerpts(store, reader, hits, terms, retry=attempt == 0)
-        if done is not None:
-            return SearchResult(match, hint, filters.scope, done)
+            ranked = _newest(store, filters, limit * 4)
+        hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)
+        if hits is not None:
+            match, hint = _match(hits) if groups else ("all", None)
+            return SearchResult(match, hint, filters.scope, hits)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 def summaries(store: Store, filters: Filters, limit: int = 10,
               roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> SearchResult:
     kinds = tuple(k for k in filters.kinds if k in SUMMARY_KINDS) or SUMMARY_KINDS
-    narrowed = Filters(filters.scope, filters.since, filters.until, kinds, filters.session_id)
+    narrowed = Filters(filters.scope, filters.since, filters.until, kinds, filters.session_id, filters.agents,
+                       filters.live)
     reader = Reader(store, roots)
     for attempt in (0, 1):
-        hits = _newest(store, narrowed, limit)
-        done = _with_excerpts(store, reader, hits, set(), retry=attempt == 0)
-        if done is not None:
-            return SearchResult("all", None, filters.scope, done)
+        hits = _page(store, reader, _newest(store, narrowed, limit * 4), set(), limit, retry=attempt == 0)
+        if hits is not None:
+            return SearchResult("all", None, filters.scope, hits)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _scope_words(scope: Scope) -> str:
+    if scope.kind == "project":
+        return f"project {scope.root}"
+    return f"session {scope.session_id}" if scope.kind == "session" else "any indexed session"
 
 
 def _candidates(store: Store, entry_id: str, scope: Scope) -> list[Hit]:
@@ -371,30 +413,40 @@ def _candidates(store: Store, entry_id: str, scope: Scope) -> list[Hit]:
     return _hits(store.rows(sql, [entry_id, *params]))
 
 
-def _choose(candidates: list[Hit], session_id: str | None) -> Hit | list[Hit] | None:
+def _choose(candidates: list[Hit], session_id: str | None, prefer: Scope | None) -> Hit | list[Hit] | None:
+    """The entry to read: the given session's copy; else the only one; else the only one inside
+    ``prefer`` (the project a person reads from); else all of them (ambiguous)."""
     if session_id:
         mine = [c for c in candidates if c.session_id == session_id]
         if len(mine) == 1:
             return mine[0]
     if len(candidates) == 1:
         return candidates[0]
+    if prefer is not None:
+        near = [c for c in candidates if prefer.contains(c.cwd, c.session_id)]
+        if len(near) == 1:
+            return near[0]
     return candidates or None
 
 
 def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = None,
          offset: int = 0, page_chars: int = PAGE_CHARS,
-         roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> dict[str, Any]:
-    """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``)."""
+         roots: Sequence[Root | str | os.PathLike[str]] | None = None, prefer: Scope | None = None) -> dict[str, Any]:
+    """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``).
+
+    ``session_id`` picks among copies of an entry (forks keep ids); ``prefer`` is the scope whose
+    copy is meant when there are several and no session is given.
+    """
     if offset < 0:
         raise QueryError("offset must be 0 or more")
     reader = Reader(store, roots)
     for attempt in (0, 1):
-        chosen = _choose(_candidates(store, entry_id, scope), session_id)
+        chosen = _choose(_candidates(store, entry_id, scope), session_id, prefer)
         if chosen is None:
             if attempt == 1:  # it was there until its journal turned out to be rewritten
                 return {"status": "unavailable", "entryId": entry_id,
                         "reason": "the journal was rewritten and no longer holds this entry"}
-            return {"status": "not_found", "entryId": entry_id}
+            return {"status": "not_found", "entryId": entry_id, "where": _scope_words(scope)}
         if isinstance(chosen, list):
             return {
                 "status": "ambiguous",
@@ -420,6 +472,7 @@ def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = Non
             "status": "ok",
             "entryId": chosen.entry_id,
             "sessionId": chosen.session_id,
+            "agent": chosen.format,
             "time": iso(chosen.ts),
             "kind": chosen.kind,
             "cwd": chosen.cwd,

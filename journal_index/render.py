@@ -1,21 +1,68 @@
-"""Text for people: search hits, read pages, status. JSON output never passes through here."""
+"""Text for people and for models: search hits, read pages, errors, status.
+
+One renderer serves the CLI and the agent tool; they differ in presentation only (colour and
+short session ids for people; numbered hits, full ids, ``read more`` calls and a signature for
+the model). JSON output never passes through here. Every string shown was redacted by the
+query layer or is redacted here (cwds come from journals).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from journal_index.entry_text import ANSWER_END, ANSWER_START
 from journal_index.query import Hit, SearchResult, iso
+from journal_index.redact import redact
 
 BOLD_YELLOW = "\x1b[1;33m"
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
+SHORT_ID = 8
+
+
+@dataclass(frozen=True)
+class Style:
+    for_model: bool = False
+    color: bool = False
+
+
+PEOPLE = Style()
+MODEL = Style(for_model=True)
 
 
 def use_color(stream: Any = None) -> bool:
     stream = stream or sys.stdout
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+# Fields that hold text already redacted as entry text (redacting twice costs, it is not wrong).
+_REDACTED_FIELDS = frozenset({"text", "excerpt"})
+
+
+def redact_json(value: Any) -> Any:
+    """Every string in a JSON value redacted: ids, cwds, paths, tool and session names come
+    from journals too (DESIGN invariant 5)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: v if k in _REDACTED_FIELDS else redact_json(v) for k, v in value.items()}
+    return value
+
+
+def signed(text: str) -> str:
+    """An answer for the model, signed so that no host's wrapper can get it indexed."""
+    return f"{ANSWER_START}\n{text}\n{ANSWER_END}"
+
+
+def as_json_line(value: Any) -> str:
+    return orjson.dumps(value).decode()
 
 
 def highlight(text: str, spans: list[tuple[int, int]], color: bool) -> str:
@@ -32,51 +79,110 @@ def highlight(text: str, spans: list[tuple[int, int]], color: bool) -> str:
     return "".join(out)
 
 
-def hit_header(hit: Hit) -> str:
-    when = (iso(hit.ts) or "?")[:16].replace("T", " ")
-    session = (hit.session_id or "?")[:8]
-    return f"{when}  {hit.kind:<14} {hit.entry_id}  session {session}  {hit.cwd or '?'}"
+def _session(session_id: str | None, style: Style) -> str:
+    if not session_id:
+        return "?"
+    return session_id if style.for_model else session_id[:SHORT_ID]
 
 
-def search_text(result: SearchResult, color: bool) -> str:
-    lines: list[str] = []
+def where(result: SearchResult) -> str:
     scope = result.scope
-    where = scope.root if scope.kind == "project" else (scope.session_id or "all sessions")
-    if result.match == "any":
-        lines.append(f"(no entry has every term; showing entries with some of them) {result.hint}")
+    if scope.kind == "project":
+        return f"project {redact(scope.root or '?')}"
+    if scope.kind == "session":
+        return f"session {scope.session_id}"
+    return "all projects"
+
+
+def hit_header(hit: Hit, style: Style, root: str | None = None) -> str:
+    when = (iso(hit.ts) or "?")[:16].replace("T", " ")
+    cwd = redact(hit.cwd or "?")
+    if style.for_model:
+        # The project root is in the answer's first line; a sub-folder is worth its tokens.
+        place = "" if hit.cwd == root else f" · {cwd}"
+        return f"{when} · {hit.kind} · {hit.format} · entry {hit.entry_id} · session {hit.session_id}{place}"
+    return f"{when}  {hit.kind:<14} {hit.entry_id}  session {_session(hit.session_id, style)}  {hit.format}  {cwd}"
+
+
+def _copies(hit: Hit, style: Style) -> str | None:
+    if not hit.also_in:
+        return None
+    ids = ", ".join(_session(s, style) for s in hit.also_in[:4])
+    more = f" and {len(hit.also_in) - 4} more" if len(hit.also_in) > 4 else ""
+    return f"(the same text is also in session{'s' if len(hit.also_in) > 1 else ''} {ids}{more})"
+
+
+def search_text(result: SearchResult, style: Style, *, what: str = "search", first: int = 1,
+                next_offset: int | None = None) -> str:
+    """The hits of a search (or of summaries), a header line, and how to go on."""
+    root = result.scope.root if result.scope.kind == "project" else None
     if not result.hits:
-        lines.append(f"No results in {scope.kind} scope ({where}).")
+        lines = [f"{what}: nothing in {where(result)}."]
         if result.hint:
-            lines.append(result.hint)
+            lines.append(f"hint: {result.hint}")
         return "\n".join(lines)
-    for hit in result.hits:
-        header = hit_header(hit)
-        lines.append(DIM + header + RESET if color else header)
-        lines.append("  " + highlight(hit.excerpt, hit.spans, color))
+    last = first + len(result.hits) - 1
+    lines = [f"{what}: results {first}–{last} in {where(result)}"]
+    if result.hint:
+        lines.append(f"note: {result.hint}")
+    for n, hit in enumerate(result.hits, start=first):
+        header = hit_header(hit, style, root)
+        if style.for_model:
+            lines.append(f"[{n}] {header}")
+            lines.append("    " + hit.excerpt)
+        else:
+            lines.append(DIM + header + RESET if style.color else header)
+            lines.append("  " + highlight(hit.excerpt, hit.spans, style.color))
+        copies = _copies(hit, style)
+        if copies:
+            lines.append(("    " if style.for_model else "  ") + copies)
+    best = result.hits[0]
+    if style.for_model:
+        more = {"action": "read", "entryId": best.entry_id}
+        if best.session_id:
+            more["sessionId"] = best.session_id
+        lines.append(f"read more: {as_json_line(more)}")
+        if next_offset is not None:
+            lines.append(f'next page: the same call with "offset": {next_offset}')
+    else:
         lines.append("")
-    lines.append(f"{len(result.hits)} result(s) in {scope.kind} scope ({where}). "
-                 "Read one whole with: journal-index read ENTRY_ID")
+        lines.append(f"read one whole: journal-index read {best.entry_id}"
+                     + (f" --session {_session(best.session_id, style)}" if best.session_id else ""))
     return "\n".join(lines)
 
 
-def read_text(answer: dict[str, Any]) -> str:
+def read_text(answer: dict[str, Any], style: Style) -> str:
+    """One entry's page (or why there is none)."""
     status = answer["status"]
     if status == "ok":
-        head = (f"{(answer['time'] or '?')[:19].replace('T', ' ')}  {answer['kind']}  "
-                f"{answer['entryId']}  session {answer['sessionId']}  {answer['cwd']}")
-        tail = ""
+        when = (answer["time"] or "?")[:19].replace("T", " ")
+        head = (f"{when} · {answer['kind']} · {answer.get('agent', '?')} · entry {answer['entryId']} · "
+                f"session {_session(answer['sessionId'], style)} · {redact(answer['cwd'] or '?')}")
+        end = answer["offset"] + len(answer["text"])
+        lines = [head, f"(characters {answer['offset']}–{end} of {answer['totalChars']})", "", answer["text"]]
         if answer["nextOffset"] is not None:
-            tail = (f"\n[{answer['nextOffset']} of {answer['totalChars']} characters shown; "
-                    f"continue with --offset {answer['nextOffset']}]")
-        return f"{head}\n\n{answer['text']}{tail}"
+            if style.for_model:
+                more = {"action": "read", "entryId": answer["entryId"], "offset": answer["nextOffset"]}
+                if answer.get("sessionId"):
+                    more["sessionId"] = answer["sessionId"]
+                lines.append(f"read more: {as_json_line(more)}")
+            else:
+                lines.append(f"[continue with --offset {answer['nextOffset']}]")
+        return "\n".join(lines)
     if status == "ambiguous":
-        rows = [f"Entry {answer['entryId']} is in several sessions; pick one with --session:"]
+        how = "call read again with one sessionId" if style.for_model else "pick one with --session"
+        rows = [f"entry {answer['entryId']} is in several sessions; {how}:"]
         for c in answer["candidates"]:
-            rows.append(f"  {c['sessionId']}  {c['time']}  {c['kind']}  {c['cwd']}")
+            rows.append(f"  session {_session(c['sessionId'], style)} · {c['time']} · {c['kind']} · "
+                        f"{redact(c['cwd'] or '?')}")
         return "\n".join(rows)
     if status == "not_found":
-        return f"No entry {answer['entryId']} in this scope."
-    return f"Entry {answer['entryId']} is unavailable: {answer.get('reason')}"
+        return f"no entry {answer['entryId']} in {answer.get('where', 'this scope')}."
+    return f"entry {answer['entryId']} is unavailable: {answer.get('reason')}"
+
+
+def error_text(code: str, message: str, hint: str) -> str:
+    return f"error ({code}): {message}\nhint: {hint}"
 
 
 def status_text(info: dict[str, Any]) -> str:
@@ -89,6 +195,11 @@ def status_text(info: dict[str, Any]) -> str:
         f"indexed      {info['indexedBytes'] / 1e6:.1f} MB of journals",
         f"skipped      {info['skippedLines']} lines (malformed or unknown)",
     ]
+    for agent, counts in info.get("byAgent", {}).items():
+        rows.append(f"  {agent:<10} {counts['sessions']} sessions, {counts['entries']} entries")
+    for root in info.get("roots", []):
+        state = "found" if root["exists"] else "not found"
+        rows.append(f"root         {root['path']} ({root['agent'] or 'any agent'}, {state})")
     backfill = info.get("backfill")
     if backfill:
         state = backfill.get("state") or ("finished" if backfill.get("finishedAt") else "running")

@@ -103,5 +103,34 @@ def resolve_scope(store: Store, kind: str, cwd: str | None = None, session_id: s
     return Scope("project", root=root, exact=exact)
 
 
+def has_sessions(store: Store, scope: Scope) -> bool:
+    """Whether any journal lies in the scope (a project scope of a folder nobody worked in is empty)."""
+    clause, params = scope.sql("f")
+    return store.value(f"SELECT 1 FROM files f WHERE {clause} LIMIT 1", params) is not None
+
+
+def resolve_session(store: Store, given: str) -> str:
+    """A session id from the id or any unique prefix of it (people see 8 characters)."""
+    if store.value("SELECT 1 FROM files WHERE session_id = ?", (given,)):
+        return given
+    matches = [r[0] for r in store.rows(
+        "SELECT DISTINCT session_id FROM files WHERE session_id LIKE ? ESCAPE '\\' ORDER BY session_id LIMIT 6",
+        (like_escape(given) + "%",))]
+    if not matches:
+        raise ScopeError(f"no session {given!r} is indexed; take a session id from a search hit")
+    if len(matches) > 1:
+        shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise ScopeError(f"session {given!r} is ambiguous: {shown}; give more of the id")
+    return str(matches[0])
+
+
+def session_within(store: Store, session_id: str, project: Scope) -> bool:
+    """Whether every journal of a session lies inside a project scope (a session scope may not
+    reach past the project the agent is bound to)."""
+    cwds = [row[0] for row in store.rows("SELECT DISTINCT cwd FROM files WHERE session_id = ? ORDER BY cwd",
+                                         (session_id,))]
+    return bool(cwds) and all(project.contains(cwd, session_id) for cwd in cwds)
+
+
 def wider_than(kind: str, limit: str) -> bool:
     return SCOPES.index(kind) > SCOPES.index(limit)

@@ -107,8 +107,9 @@ def _carried(env: dict[str, str] | None) -> dict[str, str]:
 
 
 def service_file(kind: str | None, db: str | None = None, sessions: tuple[str, ...] = ()) -> str:
+    if kind is None:
+        raise ServiceError(f"say which service file to print: --print {' or --print '.join(KINDS)}")
     if kind not in KINDS:
-        shown = "nothing" if kind is None else repr(kind)
-        raise ServiceError(f"--print takes {' or '.join(KINDS)}, not {shown}")
+        raise ServiceError(f"--print takes {' or '.join(KINDS)}, not {kind!r}")
     command = watch_command(db, sessions)
     return systemd_unit(command) if kind == "systemd" else launchd_plist(command)

@@ -57,18 +57,30 @@ def indexed_part(text: str) -> str:
     return text[:INDEX_HEAD_CHARS] + "\n" + text[-INDEX_TAIL_CHARS:]
 
 
+# A query is cut to this many distinct words: a pasted log or a runaway prompt must still
+# answer in milliseconds (each group is one more term for FTS5 to intersect and score).
+MAX_QUERY_GROUPS = 16
+MAX_GROUP_TERMS = 12
+
+
 def query_groups(query: str) -> list[list[str]]:
     """Split a user query into groups of literal terms.
 
     Each whitespace-separated word of the query is one group; a word that the tokenizer
     would split (``session-manager.ts``, ``maxRetryCount``, a CJK run) becomes a group of
-    several terms, matched as a phrase.
+    several terms, matched as a phrase. Repeated words count once; at most
+    MAX_QUERY_GROUPS distinct words are kept, in the order typed.
     """
     groups: list[list[str]] = []
+    seen: set[tuple[str, ...]] = set()
     for word in query.split():
-        terms = _TERM_RUN.findall(index_form(word))
-        if terms:
+        terms = _TERM_RUN.findall(index_form(word))[:MAX_GROUP_TERMS]
+        key = tuple(t.lower() for t in terms)
+        if terms and key not in seen:
+            seen.add(key)
             groups.append(terms)
+            if len(groups) >= MAX_QUERY_GROUPS:
+                break
     return groups
 
 
@@ -99,6 +111,6 @@ def match_all(groups: list[list[str]]) -> str:
 
 
 def match_any(groups: list[list[str]]) -> str:
-    """An FTS5 expression accepting any single term of any group."""
-    terms = dict.fromkeys(term for group in groups for term in group)
-    return " OR ".join(_quote(term) for term in terms)
+    """An FTS5 expression accepting any one group (each a phrase: an identifier typed whole,
+    ``AKIATRXHZA6E`` or ``session-manager.ts``, is matched whole, never by a piece of it)."""
+    return " OR ".join(_quote(" ".join(group)) for group in groups)

@@ -1,172 +1,44 @@
-"""The ``memory_context`` tool: one JSON-arguments contract, whatever carries it (MCP, CLI).
+"""The ``memory_context`` tool: answers calls, whatever carries them (MCP, the JSON command).
 
-An agent calls it with a JSON object (``INPUT_SCHEMA``) and gets an :class:`Answer`: a compact
-text rendering for the model plus the query layer's JSON (the shapes of the CLI's ``--json``).
-The tool never raises (DESIGN invariant 8): bad arguments, a missing or broken index and an
-unreadable journal all become ``{"error": {"code", "message", "hint"}}`` answers.
+An agent calls it with a JSON object (:mod:`journal_index.tool_args`) and gets an
+:class:`Answer`: a signed text rendering for the model plus the query layer's JSON (the shapes
+of the CLI's ``--json``). The tool never raises (DESIGN invariant 8): bad arguments, a missing
+or broken index, an unreadable journal and an entry that is not there all become
+``{"error": {"code", "message", "hint"}}`` answers, marked as errors.
 
-Before every call the journal of the current session is indexed, so what the agent wrote a
-moment ago is searchable. Scope is a boundary (invariant 9): the operator's ``max_scope`` is
-never widened, and an entry outside it reads exactly like one that does not exist.
+Before every call the agent's current journal is indexed (:mod:`journal_index.agent_session`
+finds it), so what it wrote a moment ago is searchable; and what of that journal is still in
+the agent's context is left out of searches (invariant 12). Scope is a boundary (invariant 9):
+the operator's ``max_scope`` is never widened, and an entry outside it reads exactly like one
+that does not exist.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import apsw
-import orjson
 
-from journal_index import query
+from journal_index import query, render
 from journal_index.agent_session import Host, current_journal, detect_host
-from journal_index.config import SCOPES, ConfigError, max_scope_from_env
-from journal_index.formats import KINDS, Root
+from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
+from journal_index.formats import Root
 from journal_index.indexer import as_roots, discover, index_file
-from journal_index.redact import redact
-from journal_index.scope import Scope, ScopeError, resolve_scope, wider_than
+from journal_index.scope import Scope, ScopeError, resolve_scope, resolve_session, session_within, wider_than
 from journal_index.status import backfill_progress
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover
+from journal_index.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
 
-TOOL_NAME = "memory_context"
-DESCRIPTION = ("Search and read this project's past agent sessions (redacted). "
-               "action: search (query), read (entryId from a hit), summaries.")
-ACTIONS = ("search", "read", "summaries")
-
-SEARCH_LIMIT = 8  # hits per answer: with capped excerpts, well under ~2,000 tokens
 EXCERPT_CHARS = 480
 READ_PAGE_CHARS = 8_000  # one read page stays near 2,000 tokens too
-MAX_RESULT_OFFSET = query.CANDIDATES - SEARCH_LIMIT  # ranking looks at 400 candidates at most
-MAX_TEXT_OFFSET = 1 << 31
-MAX_QUERY_CHARS = 2_000
-MAX_ID_CHARS = 200
-QUERY_SECONDS = 5.0  # a query still running after this is interrupted and answered as an error
 FIRST_FILL_SECONDS = 2.0  # time one call may spend indexing journals no backfill has seen
 REWALK_SECONDS = 60.0
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "action": {"type": "string", "enum": list(ACTIONS),
-                   "description": "search: find entries by words; read: one entry's full text; "
-                                  "summaries: compaction and branch summaries, newest first."},
-        "query": {"type": "string", "maxLength": MAX_QUERY_CHARS,
-                  "description": "search: words to find (all words, else any). Omit to list the newest."},
-        "entryId": {"type": "string", "maxLength": MAX_ID_CHARS,
-                    "description": "read: the entry id of a search hit."},
-        "sessionId": {"type": "string", "maxLength": 128,
-                      "description": "A session id: your current one (indexed first, needed for scope "
-                                     "'session'), or a hit's session to read."},
-        "since": {"type": "string", "description": "From: 2026-09-01 (local day) or an ISO-8601 time."},
-        "until": {"type": "string",
-                  "description": "Up to: 2026-09-30 (whole local day) or an ISO-8601 time."},
-        "scope": {"type": "string", "enum": list(SCOPES),
-                  "description": "Which sessions: this session, this project (default) or all; "
-                                 "the operator may forbid wider ones."},
-        "kind": {"type": "string", "enum": list(KINDS), "description": "Only entries of this kind."},
-        "offset": {"type": "integer", "minimum": 0,
-                   "description": "read: character offset of the page; search, summaries: results to skip."},
-    },
-    "required": ["action"],
-    "additionalProperties": False,
-}
-
-
-class ToolError(Exception):
-    """An answer-worthy failure: a code for programs, a message and a hint for the model."""
-
-    def __init__(self, code: str, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.code, self.message, self.hint = code, message, hint
-
-    def as_json(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
-@dataclass
-class Args:
-    action: str
-    query: str | None = None
-    entry_id: str | None = None
-    session_id: str | None = None
-    since: str | None = None
-    until: str | None = None
-    scope: str | None = None
-    kind: str | None = None
-    offset: int = 0
-
-
-def _bad(message: str, hint: str) -> ToolError:
-    return ToolError("bad_argument", message, hint)
-
-
-def _string(raw: dict[str, Any], key: str, max_chars: int) -> str | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _bad(f"{key} must be a string, not {type(value).__name__}", f'e.g. "{key}": "…"')
-    if len(value) > max_chars:
-        raise _bad(f"{key} is longer than {max_chars} characters", f"shorten {key}")
-    return value
-
-
-def parse_args(raw: Any) -> Args:
-    """Check the arguments against INPUT_SCHEMA by hand, with a hint for each mistake."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise _bad("the arguments must be a JSON object", '{"action": "search", "query": "…"}')
-    unknown = sorted(set(raw) - set(INPUT_SCHEMA["properties"]))
-    if unknown:
-        raise _bad(f"unknown argument(s): {', '.join(map(str, unknown))}",
-                   f"use only {', '.join(INPUT_SCHEMA['properties'])}")
-    action = raw.get("action")
-    if action is None:
-        raise ToolError("missing_argument", "action is required", 'e.g. {"action": "search", "query": "…"}')
-    if action not in ACTIONS:
-        raise _bad(f"unknown action {action!r}", f"use one of {', '.join(ACTIONS)}")
-    args = Args(action=action)
-    args.query = _string(raw, "query", MAX_QUERY_CHARS)
-    args.entry_id = _string(raw, "entryId", MAX_ID_CHARS)
-    args.session_id = _string(raw, "sessionId", 128)
-    if args.session_id is not None and not _SESSION_ID.match(args.session_id):
-        raise _bad("sessionId is not a session id", "pass the id from a hit's header, or omit it")
-    args.since = _string(raw, "since", 64)
-    args.until = _string(raw, "until", 64)
-    args.scope = _string(raw, "scope", 16)
-    if args.scope is not None and args.scope not in SCOPES:
-        raise _bad(f"unknown scope {args.scope!r}", f"use one of {', '.join(SCOPES)}")
-    args.kind = _string(raw, "kind", 32)
-    if args.kind is not None and args.kind not in KINDS:
-        raise _bad(f"unknown kind {args.kind!r}", f"use one of {', '.join(KINDS)}")
-    offset = raw.get("offset", 0)
-    if offset is None:
-        offset = 0
-    if isinstance(offset, float) and offset.is_integer():
-        offset = int(offset)
-    if not isinstance(offset, int) or isinstance(offset, bool):
-        raise _bad(f"offset must be an integer, not {type(offset).__name__}", '"offset": 8')
-    limit = MAX_TEXT_OFFSET if action == "read" else MAX_RESULT_OFFSET
-    if not 0 <= offset <= limit:
-        raise _bad(f"offset {offset} is out of range (0–{limit})",
-                   "use the offset a previous answer suggested" if offset > 0 else "offset starts at 0")
-    args.offset = offset
-    if action == "read" and not args.entry_id:
-        raise ToolError("missing_argument", "read needs an entryId",
-                        'take one from a search hit: {"action": "read", "entryId": "…"}')
-    return args
 
 
 @dataclass
@@ -176,7 +48,8 @@ class IndexState:
     sessions: int = 0
     current_path: str | None = None
     current_session: str | None = None
-    host_session: str | None = None  # the session of --session-file
+    current_file: int | None = None
+    context_from: int = 0  # where the agent's live context starts in the current journal
     new_entries: int = 0
     current_error: str | None = None
     backfill: dict[str, Any] | None = None
@@ -193,7 +66,8 @@ class IndexState:
             "sessions": self.sessions,
             "currentJournal": None if self.current_path is None else {
                 "path": self.current_path, "sessionId": self.current_session,
-                "newEntries": self.new_entries, "error": self.current_error},
+                "newEntries": self.new_entries, "error": self.current_error,
+                "liveFrom": self.context_from},
             "backfill": self.backfill,
             "filled": None if self.filled is None else {"done": self.filled[0], "total": self.filled[1]},
             "complete": self.complete,
@@ -202,12 +76,12 @@ class IndexState:
     def text(self) -> str:
         parts = [f"index: {self.sessions} sessions"]
         if self.current_path is None:
-            parts.append("no current journal found")
+            parts.append("current session not found (its entries may show up)")
         elif self.current_error:
             parts.append(f"current journal unreadable ({self.current_error})")
         else:
             added = f" (+{self.new_entries} new)" if self.new_entries else ""
-            parts.append(f"current journal indexed just now{added}")
+            parts.append(f"this session indexed just now{added}; what is still in your context is left out")
         line = ", ".join(parts)
         if self.filled is not None and self.filled[0] < self.filled[1]:
             line += (f"; first indexing {self.filled[0]}/{self.filled[1]} journals so far, "
@@ -222,8 +96,8 @@ class IndexState:
 class Answer:
     text: str
     result: dict[str, Any] | None = None
-    error: dict[str, str] | None = None
-    index: dict[str, Any] | None = field(default=None)
+    error: dict[str, Any] | None = None
+    index: dict[str, Any] | None = None
 
     @property
     def is_error(self) -> bool:
@@ -261,10 +135,6 @@ class MemoryTool:
             self._host = detect_host()
         return self._host
 
-    @property
-    def default_scope(self) -> str:
-        return "session" if self.max_scope == "session" else "project"
-
     def close(self) -> None:
         if self._store is not None:
             with contextlib.suppress(apsw.Error):
@@ -272,8 +142,8 @@ class MemoryTool:
             self._store = None
 
     # -- the one entry point --------------------------------------------------
-    def call(self, arguments: Any) -> Answer:
-        """Answer one call. Never raises."""
+    def call(self, arguments: Any, meta: Mapping[str, Any] | None = None) -> Answer:
+        """Answer one call (``meta``: the host's ``_meta`` of the call). Never raises."""
         state: IndexState | None = None
         try:
             try:
@@ -282,7 +152,7 @@ class MemoryTool:
             except ToolError as exc:
                 args, problem = None, exc
             store = self._open()
-            state = self._refresh(store, args.session_id if args else None)
+            state = self._refresh(store, meta or {})
             if problem is not None:
                 raise problem
             assert args is not None
@@ -291,7 +161,7 @@ class MemoryTool:
         except ToolError as exc:
             return self._error(exc, state)
         except (query.QueryError, ScopeError, ConfigError) as exc:
-            return self._error(_bad(str(exc), "fix that argument and call again"), state)
+            return self._error(bad_argument(str(exc), "fix that argument and call again"), state)
         except apsw.InterruptError:
             return self._error(ToolError("query_timeout", f"the query ran over {QUERY_SECONDS:g} s",
                                          "use fewer common words, a narrower scope or a time range"), state)
@@ -326,18 +196,16 @@ class MemoryTool:
         except Exception:  # a fresh open happens on the next call
             self._store = None
 
-    def _refresh(self, store: Store, session_id: str | None) -> IndexState:
+    def _refresh(self, store: Store, meta: Mapping[str, Any]) -> IndexState:
         state = IndexState()
-        path = self.current_journal(store, session_id)
+        path = self.session_file or current_journal(self.roots, self.cwd, self.host, call_meta=meta)
         if path is not None:
             result = index_file(store, path, self.roots)
             state.current_path, state.new_entries, state.current_error = path, result.entries, result.error
-            state.current_session = store.value("SELECT session_id FROM files WHERE path = ?", (path,))
-        if self.session_file:
-            if self.session_file != path:
-                index_file(store, self.session_file, self.roots)
-            state.host_session = store.value("SELECT session_id FROM files WHERE path = ?",
-                                             (self.session_file,))
+            row = store.one("SELECT id, session_id, coalesce(context_from, 0) FROM files WHERE path = ?",
+                            (os.path.abspath(path),))
+            if row is not None:
+                state.current_file, state.current_session, state.context_from = row
         state.backfill = backfill_progress(store)
         if state.backfill is None:
             state.filled = self._first_fill(store)
@@ -365,50 +233,34 @@ class MemoryTool:
             self._walked_at = time.monotonic()
         return done, len(paths)
 
-    def current_journal(self, store: Store, session_id: str | None) -> str | None:
-        """The journal to index first: the given session's, the host's, else the cwd's newest."""
-        if session_id:
-            known = store.value("SELECT path FROM files WHERE session_id = ? ORDER BY id DESC LIMIT 1",
-                                (session_id,))
-            if known and os.path.isfile(known):
-                return str(known)
-        if self.session_file:
-            return self.session_file
-        return current_journal(self.roots, self.cwd, self.host)
-
     # -- actions ----------------------------------------------------------------
     def _scope(self, store: Store, args: Args, state: IndexState) -> tuple[Scope, str | None]:
-        kind = args.scope or self.default_scope
+        """The scope asked for, within the operator's limit; for 'session', whose."""
+        kind = args.scope or ("session" if self.max_scope == "session" else "project")
         if wider_than(kind, self.max_scope):
             allowed = " or ".join(repr(s) for s in reversed(SCOPES[: SCOPES.index(self.max_scope) + 1]))
             raise ToolError("scope_not_allowed",
                             f"scope {kind!r} is wider than the limit {self.max_scope!r} the operator set",
                             f"use scope {allowed}")
-        if self.max_scope == "session" and state.host_session and args.session_id \
-                and args.session_id != state.host_session:
+        session_id = state.current_session
+        if args.session_id:
+            try:
+                session_id = resolve_session(store, args.session_id)
+            except ScopeError:  # unknown reads exactly like "not in this project"
+                raise ToolError("session_not_found", f"no session {args.session_id} in this project",
+                                "omit sessionId, or use scope 'project'") from None
+        if self.max_scope == "session" and args.session_id and session_id != state.current_session:
             raise ToolError("scope_not_allowed", "only the current session may be searched here",
                             "omit sessionId")
-        session_id = args.session_id or state.host_session
         if kind == "session" and not session_id:
-            raise ToolError("missing_argument", "scope 'session' needs the current session id",
-                            "pass sessionId, or use scope 'project'")
+            raise ToolError("missing_argument", "the current session is not known (its journal was not found)",
+                            "pass a sessionId from a hit, or use scope 'project'")
         scope = resolve_scope(store, kind, self.cwd, session_id)
-        if kind == "session" and self.max_scope != "global":
-            bound = resolve_scope(store, "project", self.cwd)
-            cwds = [row[0] for row in store.rows("SELECT DISTINCT cwd FROM files WHERE session_id = ?",
-                                                 (session_id,))]
-            if not cwds or not all(bound.contains(cwd, session_id) for cwd in cwds):
-                raise ToolError("session_not_found", f"no session {session_id} in this project",
-                                "omit sessionId, or use scope 'project'")
+        if kind == "session" and self.max_scope != "global" and session_id != state.current_session \
+                and not session_within(store, session_id or "", resolve_scope(store, "project", self.cwd)):
+            raise ToolError("session_not_found", f"no session {args.session_id} in this project",
+                            "omit sessionId, or use scope 'project'")
         return scope, session_id
-
-    def _filters(self, scope: Scope, args: Args) -> query.Filters:
-        return query.Filters(
-            scope=scope,
-            since=query.parse_time_bound(args.since, end=False) if args.since else None,
-            until=query.parse_time_bound(args.until, end=True) if args.until else None,
-            kinds=(args.kind,) if args.kind else (),
-        )
 
     def _dispatch(self, store: Store, args: Args, state: IndexState) -> Answer:
         scope, session_id = self._scope(store, args, state)
@@ -417,12 +269,15 @@ class MemoryTool:
         if self.session_file:
             roots.append(Root(Path(os.path.dirname(self.session_file))))
         if args.action == "read":
-            assert args.entry_id is not None
-            answer = query.read(store, args.entry_id, scope, session_id=session_id, offset=args.offset,
-                                page_chars=READ_PAGE_CHARS, roots=roots)
-            _redact_fields(answer)
-            return Answer(render_read(answer, args) + "\n" + state.text(), answer, None, state.as_json())
-        filters = self._filters(scope, args)
+            return self._read(store, args, scope, session_id, state, roots)
+        live = (state.current_file, state.context_from) if state.current_file is not None else None
+        filters = query.Filters(
+            scope=scope,
+            since=query.parse_time_bound(args.since, end=False) if args.since else None,
+            until=query.parse_time_bound(args.until, end=True) if args.until else None,
+            kinds=(args.kind,) if args.kind else (),
+            live=live,
+        )
         wanted = args.offset + SEARCH_LIMIT + 1  # one more tells whether another page exists
         if args.action == "search":
             found = query.search(store, args.query, filters, limit=wanted, roots=roots)
@@ -433,86 +288,37 @@ class MemoryTool:
                                   found.hits[args.offset: args.offset + SEARCH_LIMIT])
         for hit in page.hits:
             if len(hit.excerpt) > EXCERPT_CHARS:
-                hit.excerpt = hit.excerpt[: EXCERPT_CHARS - 1] + "…"
-        result = page.as_json(with_match=args.action == "search")
+                hit.excerpt = hit.excerpt[: EXCERPT_CHARS - 1].rstrip("…") + "…"
+        result = render.redact_json(page.as_json(with_match=args.action == "search"))
         result["offset"] = args.offset
         result["nextOffset"] = args.offset + SEARCH_LIMIT if more else None
-        _redact_fields(result)
-        text = render_hits(page, args, result["nextOffset"])
-        return Answer(text + "\n" + state.text(), result, None, state.as_json())
+        what = ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
+        # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
+        text = render.search_text(page, render.MODEL, what=what, first=args.offset + 1,
+                                  next_offset=result["nextOffset"])
+        return Answer(render.signed(text + "\n" + state.text()), result, None, state.as_json())
+
+    def _read(self, store: Store, args: Args, scope: Scope, session_id: str | None, state: IndexState,
+              roots: list[Root]) -> Answer:
+        assert args.entry_id is not None
+        answer = render.redact_json(query.read(store, args.entry_id, scope, session_id=session_id,
+                                               offset=args.offset, page_chars=READ_PAGE_CHARS, roots=roots))
+        body = render.read_text(answer, render.MODEL)
+        if answer["status"] == "ok":
+            return Answer(render.signed(body + "\n" + state.text()), answer, None, state.as_json())
+        hints = {
+            "not_found": "take the entryId (and sessionId) from a search hit of this project",
+            "ambiguous": "call read again with one of these sessionIds",
+            "unavailable": "search again: the journal changed",
+        }
+        error = {"code": answer["status"], "message": body, "hint": hints[answer["status"]]}
+        if answer["status"] == "ambiguous":
+            error["candidates"] = answer["candidates"]
+        text = render.error_text(error["code"], body, error["hint"])
+        return Answer(render.signed(text + "\n" + state.text()), None, error, state.as_json())
 
     def _error(self, exc: ToolError, state: IndexState | None) -> Answer:
-        lines = [f"error ({exc.code}): {exc.message}", f"hint: {exc.hint}"]
+        lines = [render.error_text(exc.code, exc.message, exc.hint)]
         if state is not None:
             lines.append(state.text())
-        return Answer("\n".join(lines), None, exc.as_json(), state.as_json() if state else None)
-
-
-def _redact_fields(data: dict[str, Any]) -> None:
-    """cwds come from journal headers: journal text, so it is redacted like the rest."""
-    for row in [data, *data.get("results", []), *data.get("candidates", [])]:
-        if isinstance(row.get("cwd"), str):
-            row["cwd"] = redact(row["cwd"])
-    scope = data.get("scope")
-    if isinstance(scope, dict) and isinstance(scope.get("root"), str):
-        scope["root"] = redact(scope["root"])
-
-
-def _where(scope: dict[str, Any]) -> str:
-    if scope["kind"] == "project":
-        return f"project {scope['root']}"
-    return "this session" if scope["kind"] == "session" else "all projects"
-
-
-def render_hits(page: query.SearchResult, args: Args, next_offset: int | None) -> str:
-    """Per hit one header line (time, kind, entry id, session, cwd) and its excerpt."""
-    scope = page.scope.as_json()
-    root = scope.get("root")
-    # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
-    what = ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
-    lines = []
-    if not page.hits:
-        lines.append(f"{what}: nothing in {_where(scope)}.")
-        if page.hint:
-            lines.append(f"hint: {page.hint}")
-        return "\n".join(lines)
-    first = args.offset + 1
-    lines.append(f"{what}: results {first}–{args.offset + len(page.hits)} in {_where(scope)}"
-                 + (" (no entry has every word; these have some)" if page.match == "any" else ""))
-    for n, hit in enumerate(page.hits, start=first):
-        when = (query.iso(hit.ts) or "?")[:16].replace("T", " ")
-        where = "" if hit.cwd == root else f" · {redact(hit.cwd or '?')}"
-        lines.append(f"[{n}] {when} · {hit.kind} · entry {hit.entry_id} · session {hit.session_id}{where}")
-        lines.append("    " + hit.excerpt)
-    best = page.hits[0]
-    more = {"action": "read", "entryId": best.entry_id}
-    if best.session_id:
-        more["sessionId"] = best.session_id
-    lines.append(f"read more: {_json(more)}")
-    if next_offset is not None:
-        lines.append(f'next page: the same call with "offset": {next_offset}')
-    return "\n".join(lines)
-
-
-def render_read(answer: dict[str, Any], args: Args) -> str:
-    status = answer["status"]
-    if status == "ok":
-        when = (answer["time"] or "?")[:19].replace("T", " ")
-        head = (f"{when} · {answer['kind']} · entry {answer['entryId']} · session {answer['sessionId']} · "
-                f"{answer['cwd']}")
-        end = answer["offset"] + len(answer["text"])
-        lines = [head, f"(characters {answer['offset']}–{end} of {answer['totalChars']})", "", answer["text"]]
-        if answer["nextOffset"] is not None:
-            more = {"action": "read", "entryId": answer["entryId"], "offset": answer["nextOffset"]}
-            if args.session_id:
-                more["sessionId"] = args.session_id
-            lines.append(f"read more: {_json(more)}")
-        return "\n".join(lines)
-    if status == "ambiguous":
-        rows = [f"entry {answer['entryId']} is in several sessions; call read again with one sessionId:"]
-        for c in answer["candidates"]:
-            rows.append(f"  session {c['sessionId']} · {c['time']} · {c['kind']} · {c['cwd']}")
-        return "\n".join(rows)
-    if status == "not_found":
-        return f"no entry {answer['entryId']} in this scope."
-    return f"entry {answer['entryId']} is unavailable: {answer.get('reason')}"
+        return Answer(render.signed("\n".join(lines)), None, exc.as_json(), state.as_json() if state else None)

@@ -187,23 +187,32 @@ class Watcher:
         self.dirty.wake.set()
 
     def run(self) -> int:
+        """Serve until asked to stop: 0 after a clean stop, 130 when a second signal cut it short."""
         if self.options.events:
             self.observer = Observer()
             self.observer.daemon = True
             self.observer.start()
+        status = 0
         try:
             self._loop()
+        except KeyboardInterrupt:
+            status = 130  # the open transaction rolled back; nothing half-written stays
         finally:
-            if self.observer is not None:
-                self.observer.stop()
-                self.observer.join(timeout=5)
-            try:
-                self.lease.release()
-            except apsw.Error as exc:
-                self.log.error(f"could not release the backfill lease: {exc}")
-            self.log.info(f"stopped; longest write transaction {self.timer.longest * 1000:.1f} ms "
-                          f"over {self.timer.count} transactions")
-        return 0
+            with _signals_ignored():  # the lease is given back on every way out
+                self._shut_down(status)
+        return status
+
+    def _shut_down(self, status: int) -> None:
+        if self.observer is not None:
+            self.observer.stop()
+            self.observer.join(timeout=5)
+        try:
+            self.lease.release()
+        except apsw.Error as exc:
+            self.log.error(f"could not release the backfill lease: {exc}")
+        how = "interrupted" if status else "stopped"
+        self.log.info(f"{how}; longest write transaction {self.timer.longest * 1000:.1f} ms "
+                      f"over {self.timer.count} transactions")
 
     def _loop(self) -> None:
         next_rescan = 0.0  # the first pass is the backfill
@@ -341,14 +350,32 @@ class Watcher:
             self.log.debug(f"unchanged {r.path}")
 
 
+@contextmanager
+def _signals_ignored() -> Iterator[None]:
+    """SIGINT and SIGTERM ignored for a moment (the clean-up after a stop must not be cut short)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def install_signal_handlers(watcher: Watcher) -> None:
-    """The first SIGINT/SIGTERM asks for a clean stop; a second one interrupts at once."""
+    """The first SIGINT/SIGTERM asks for a clean stop; a second one interrupts at once (the
+    open transaction rolls back, the lease is still given back)."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
 
     def handle(signum: int, frame: Any) -> None:
         watcher.log.info(f"got {signal.Signals(signum).name}; finishing the current journal")
         watcher.request_stop()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, interrupt)
+        signal.signal(signal.SIGTERM, interrupt)
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, handle)

@@ -96,7 +96,7 @@ def test_demo_runs_on_the_bundled_journals(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "journal_index", "demo"], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
-    for marker in ("indexed 26 journals", "sessions     26", "result(s) in project scope", "summaries"):
+    for marker in ("indexed 26 journals", "sessions     26", "search: results 1–3 in project", "summaries"):
         assert marker in out.stdout
     assert "Traceback" not in out.stderr
 
@@ -159,3 +159,97 @@ def test_export_of_a_missing_index_creates_nothing(tmp_path: Path) -> None:
     done = _cli("--db", str(tmp_path / "none.db"), "export", "files")
     assert done.returncode == 1 and "no index at" in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+# -- what a new user meets ------------------------------------------------------------------
+
+BE_CWD = "/home/dev/Apps/prjct/prjct-be"
+
+
+def _indexed(tmp_path: Path, sessions_root: Path) -> list[str]:
+    base = ["--db", str(tmp_path / "i.db"), "--sessions", str(sessions_root)]
+    assert _cli(*base, "index").returncode == 0
+    return base
+
+
+def test_the_read_hint_after_a_global_search_works_as_printed_from_anywhere(tmp_path: Path,
+                                                                             sessions_root: Path) -> None:
+    base = _indexed(tmp_path, sessions_root)
+    done = _cli(*base, "search", "openai", "tts", "--scope", "global", "--cwd", BE_CWD)
+    hint = next(line for line in done.stdout.splitlines() if line.startswith("read one whole: "))
+    command = hint.removeprefix("read one whole: journal-index ").split()
+    elsewhere = subprocess.run([sys.executable, "-m", "journal_index", *base, *command], capture_output=True,
+                               text=True, cwd="/", timeout=60)
+    assert elsewhere.returncode == 0, (hint, elsewhere.stdout, elsewhere.stderr)
+    assert "characters 0–" in elsewhere.stdout
+
+
+def test_a_session_prefix_is_accepted_and_implies_the_session_scope(tmp_path: Path, sessions_root: Path) -> None:
+    base = _indexed(tmp_path, sessions_root)
+    session = "01a066a0-b2cd-76ec-8039-f893567c84c9"
+    done = _cli(*base, "search", "token", "--session", session[:8], "--cwd", "/", "--json")
+    assert done.returncode == 0, done.stderr
+    found = orjson.loads(done.stdout)
+    assert found["results"] and {r["sessionId"] for r in found["results"]} == {session}
+    read = _cli(*base, "read", found["results"][0]["entryId"], "--session", session[:8], "--json")
+    assert read.returncode == 0 and orjson.loads(read.stdout)["sessionId"] == session
+    unknown = _cli(*base, "search", "token", "--session", "ffffffff")
+    assert unknown.returncode == 1 and "no session 'ffffffff'" in unknown.stderr
+
+
+def test_a_folder_without_sessions_searches_everything_and_says_so(tmp_path: Path, sessions_root: Path) -> None:
+    base = _indexed(tmp_path, sessions_root)
+    done = _cli(*base, "search", "rate", "limit", "--cwd", str(tmp_path))
+    assert done.returncode == 0
+    assert "showing all projects" in done.stdout and "results 1–" in done.stdout
+    strict = _cli(*base, "search", "rate", "limit", "--cwd", str(tmp_path), "--scope", "project")
+    assert "nothing in project" in strict.stdout and "--scope global" in strict.stdout
+
+
+def test_a_partial_match_gives_its_advice_once(tmp_path: Path, sessions_root: Path) -> None:
+    base = _indexed(tmp_path, sessions_root)
+    done = _cli(*base, "search", "rate", "limit", "zzqxunheardof", "--scope", "global")
+    assert done.returncode == 0
+    assert done.stdout.count("narrow it down") == 1, done.stdout
+
+
+def test_limit_above_the_candidates_is_refused_with_the_bound(tmp_path: Path, sessions_root: Path) -> None:
+    base = _indexed(tmp_path, sessions_root)
+    done = _cli(*base, "search", "token", "--limit", "1000")
+    assert done.returncode == 2 and "400" in done.stderr
+
+
+def test_tool_call_arguments_read_without_json_escapes(tmp_path: Path, sessions_root: Path) -> None:
+    base = _indexed(tmp_path, sessions_root)
+    done = _cli(*base, "search", "grep", "--kind", "assistant", "--scope", "global", "--limit", "20", "--json")
+    excerpts = [r["excerpt"] for r in orjson.loads(done.stdout)["results"]]
+    assert any("pattern: " in e or "command: " in e for e in excerpts), excerpts  # calls are shown
+    assert not any('\\n' in e or '\\"' in e for e in excerpts), excerpts
+
+
+def test_a_random_looking_token_matches_whole_or_not_at_all(tmp_path: Path, sessions_root: Path) -> None:
+    base = _indexed(tmp_path, sessions_root)
+    done = _cli(*base, "search", "AKIATRXHZA6E", "--scope", "global", "--json")
+    assert orjson.loads(done.stdout)["results"] == []  # not every entry holding an "e"
+
+
+def test_service_without_print_says_what_it_needs() -> None:
+    done = _cli("service")
+    assert done.returncode == 2 and "--print systemd or --print launchd" in done.stderr
+
+
+def test_a_long_query_is_cut_and_answers_quickly(tmp_path: Path, sessions_root: Path) -> None:
+    import time
+
+    from journal_index.text_forms import MAX_GROUP_TERMS, MAX_QUERY_GROUPS, query_groups
+
+    (camel,) = query_groups("aB" * 5000)  # one word: one group, its terms capped
+    assert len(camel) <= MAX_GROUP_TERMS
+    assert query_groups("a " * 999) == [["a"]]
+    assert len(query_groups(" ".join(f"w{n}x" for n in range(2000)))) == MAX_QUERY_GROUPS
+    base = _indexed(tmp_path, sessions_root)
+    for query in ("aB" * 5000, "a " * 5000, " ".join(f"w{n}x" for n in range(2000))):
+        started = time.monotonic()
+        done = _cli(*base, "search", "--scope", "global", "--", query)
+        assert done.returncode == 0, done.stderr
+        assert time.monotonic() - started < 30  # a guard against a hang, not a speed target

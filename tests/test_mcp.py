@@ -17,6 +17,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from journal_index.entry_text import ANSWER_END, ANSWER_START
 from tests.conftest import FIXTURES
 from tests.helpers import load_secrets
 
@@ -125,11 +126,12 @@ def test_bad_calls_are_error_results_and_the_server_keeps_serving(db_path: Path,
         for arguments in bad_calls:
             result = await session.call_tool("memory_context", arguments)
             assert result.is_error, arguments
-            assert text_of(result).startswith("error (")
+            assert text_of(result).startswith(ANSWER_START + "\nerror (")
+            assert text_of(result).endswith(ANSWER_END)
             error = result.structured_content["error"]
             assert set(error) == {"code", "message", "hint"}
         other = await session.call_tool("memory_context", {"action": "read", "entryId": FLUENTY_ENTRY})
-        assert other.structured_content["result"] == {"status": "not_found", "entryId": FLUENTY_ENTRY}
+        assert other.is_error and other.structured_content["error"]["code"] == "not_found"
         unknown_tool = await session.call_tool("recall", {"action": "search"})
         assert unknown_tool.is_error
         still = await session.call_tool("memory_context", {"action": "search", "query": "alembic"})

@@ -273,14 +273,14 @@ def test_cli_contract_shapes(tmp_path: Path, sessions_root: Path) -> None:
     found = cli_json(*base, "search", "token", "bucket", "--cwd", BE, "--json")
     assert set(found) == {"match", "hint", "scope", "results"}
     assert found["scope"] == {"kind": "project", "root": PRJCT}
-    assert set(found["results"][0]) == {"entryId", "sessionId", "path", "time", "kind", "role", "tool", "cwd",
-                                        "score", "excerpt"}
+    assert set(found["results"][0]) == {"entryId", "sessionId", "agent", "path", "time", "kind", "role", "tool",
+                                        "cwd", "score", "excerpt", "alsoIn"}
     entry = found["results"][0]
     ok = cli_json(*base, "read", entry["entryId"], "--session", entry["sessionId"], "--cwd", BE, "--json")
-    assert set(ok) == {"status", "entryId", "sessionId", "time", "kind", "cwd", "text", "offset", "nextOffset",
+    assert set(ok) == {"status", "entryId", "sessionId", "agent", "time", "kind", "cwd", "text", "offset", "nextOffset",
                        "totalChars"}
     missing = cli_json(*base, "read", "nope0000", "--cwd", BE, "--json")
-    assert missing == {"status": "not_found", "entryId": "nope0000"}
+    assert missing == {"status": "not_found", "entryId": "nope0000", "where": "any indexed session"}
     summ = cli_json(*base, "summaries", "--cwd", BE, "--json")
     assert set(summ) == {"scope", "results"} and summ["results"]
 
@@ -297,7 +297,7 @@ def test_cli_human_output_has_no_color_without_a_tty(tmp_path: Path, sessions_ro
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root), "search",
                                       "selectinload", "--scope", "global"])
     assert result.exit_code == 0 and "\x1b[" not in result.output
-    assert "selectinload" in result.output and "result(s) in global scope" in result.output
+    assert "selectinload" in result.output and "results 1–" in result.output and "in all projects" in result.output
 
 
 def test_journal_index_now_fixes_recency(monkeypatch: pytest.MonkeyPatch, indexed_store: Store) -> None:

@@ -14,9 +14,11 @@ import apsw
 import pytest
 
 from journal_index import query
+from journal_index.agent_session import Host
 from journal_index.config import cache_db_path
-from journal_index.formats.pi import encoded_cwd_dir
-from journal_index.tool import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME, MemoryTool
+from journal_index.entry_text import ANSWER_END, ANSWER_START
+from journal_index.tool import MemoryTool
+from journal_index.tool_args import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME
 from tests.conftest import FIXTURES
 from tests.helpers import load_secrets
 
@@ -46,7 +48,22 @@ def append_user(path: Path, text: str, entry_id: str) -> None:
 
 def make_tool(db_path: Path, root: Path, **kwargs: Any) -> MemoryTool:
     kwargs.setdefault("cwd", BE_CWD)
+    kwargs.setdefault("host", Host(None))  # no agent among the test's parents
     return MemoryTool(str(db_path), [root], **kwargs)
+
+
+def body(text: str) -> str:
+    """The answer inside its signature (every answer is signed, so no host can get it indexed)."""
+    lines = text.splitlines()
+    assert lines[0] == ANSWER_START and lines[-1] == ANSWER_END, text
+    return "\n".join(lines[1:-1])
+
+
+def append_compaction(path: Path, entry_id: str, kept: str) -> None:
+    line = {"type": "compaction", "id": entry_id, "parentId": kept, "timestamp": "2026-10-14T12:30:00.000Z",
+            "summary": "## Goal\nsummary of the earlier turns", "firstKeptEntryId": kept, "tokensBefore": 90000}
+    with open(path, "ab") as handle:
+        handle.write(json.dumps(line).encode() + b"\n")
 
 
 @pytest.fixture
@@ -96,9 +113,10 @@ def test_search_answer_is_compact_and_says_how_to_read_more(tool: MemoryTool):
     assert 0 < len(result["results"]) <= SEARCH_LIMIT
     assert len(answer.text) < 8000
     first = result["results"][0]
-    assert f"entry {first['entryId']}" in answer.text.splitlines()[1]
-    assert f'read more: {{"action":"read","entryId":"{first["entryId"]}"' in answer.text
-    assert answer.text.splitlines()[-1].startswith("index: 26 sessions")
+    text = body(answer.text)
+    assert f"entry {first['entryId']}" in text.splitlines()[1]
+    assert f'read more: {{"action":"read","entryId":"{first["entryId"]}"' in text
+    assert text.splitlines()[-1].startswith("index: 26 sessions")
     assert answer.index is not None and answer.index["sessions"] == 26
 
 
@@ -128,29 +146,50 @@ def test_summaries(tool: MemoryTool):
     assert answer.result is not None
     kinds = {r["kind"] for r in answer.result["results"]}
     assert kinds and kinds <= {"compaction", "branch_summary"}
-    assert answer.text.startswith("summaries: results 1–")
+    assert body(answer.text).startswith("summaries: results 1–")
 
 
 # -- freshness: the current journal is indexed before every call --------------------
 
-def test_entry_appended_to_the_session_journal_is_found(tool: MemoryTool, sessions_root: Path):
+def test_current_journal_is_indexed_first_and_its_live_context_left_out(tool: MemoryTool, sessions_root: Path):
+    """DESIGN invariant 12: the agent is not told what it already knows."""
     assert tool.call({"action": "search", "query": "zeppelin"}).result["results"] == []  # type: ignore[index]
-    append_user(journal_of(sessions_root, BE_SESSION), "the zeppelin migration is next", "feed0001")
-    answer = tool.call({"action": "search", "query": "zeppelin", "sessionId": BE_SESSION})
-    assert [r["entryId"] for r in answer.result["results"]] == ["feed0001"]  # type: ignore[index]
-    assert "(+1 new)" in answer.text
-
-
-def test_entry_appended_to_the_cwds_newest_journal_is_found(tool: MemoryTool, sessions_root: Path):
-    tool.call({"action": "search", "query": "x"})
-    folder = sessions_root / encoded_cwd_dir(BE_CWD)
-    newest = max(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
-    assert newest != journal_of(sessions_root, BE_SESSION)
-    path = journal_of(sessions_root, BE_SESSION)
-    append_user(path, "a quokka in the logs", "feed0002")  # written now: the journal in use
-    answer = tool.call({"action": "search", "query": "quokka"})
-    assert [r["entryId"] for r in answer.result["results"]] == ["feed0002"]  # type: ignore[index]
+    path = journal_of(sessions_root, BE_SESSION)  # written just now: the journal in use
+    append_user(path, "the zeppelin migration is next", "feed0001")
+    answer = tool.call({"action": "search", "query": "zeppelin"})
     assert answer.index["currentJournal"]["sessionId"] == BE_SESSION  # type: ignore[index]
+    assert answer.index["currentJournal"]["newEntries"] == 1  # type: ignore[index]
+    assert answer.result["results"] == []  # type: ignore[index]  # still in the agent's context
+    assert "(+1 new)" in answer.text and "left out" in answer.text
+    # Earlier entries of the same session are in its context too (it never compacted).
+    assert not [r for r in tool.call({"action": "search", "query": "alembic heads", "scope": "session"})
+                .result["results"]]  # type: ignore[index]
+
+
+def test_what_compaction_removed_from_the_context_stays_findable(tool: MemoryTool, sessions_root: Path):
+    path = journal_of(sessions_root, BE_SESSION)
+    append_user(path, "a quokka in the logs", "feed0002")
+    append_user(path, "the platypus deploy", "feed0003")
+    append_compaction(path, "feed0004", kept="feed0003")
+    found = tool.call({"action": "search", "query": "quokka"})
+    assert [r["entryId"] for r in found.result["results"]] == ["feed0002"]  # type: ignore[index]
+    kept = tool.call({"action": "search", "query": "platypus"})
+    assert kept.result["results"] == []  # type: ignore[index]  # after the kept point: in context
+    earlier = tool.call({"action": "search", "query": "alembic heads", "scope": "session"})
+    assert BE_SESSION in {r["sessionId"] for r in earlier.result["results"]}  # type: ignore[index]
+
+
+def test_session_scope_defaults_to_the_current_session(tool: MemoryTool, sessions_root: Path):
+    path = journal_of(sessions_root, BE_SESSION)
+    append_user(path, "the axolotl rollout", "feed0005")
+    append_compaction(path, "feed0006", kept="feed0006")
+    answer = tool.call({"action": "search", "query": "axolotl", "scope": "session"})
+    assert answer.error is None, answer.text
+    assert answer.result["scope"]["kind"] == "session"  # type: ignore[index]
+    assert [r["entryId"] for r in answer.result["results"]] == ["feed0005"]  # type: ignore[index]
+    # A prefix of a session id is enough.
+    other = tool.call({"action": "search", "scope": "session", "sessionId": "01a05d32-b780"})
+    assert other.error is None and other.result["results"], other.text  # type: ignore[index]
 
 
 def test_session_file_is_the_current_session(db_path: Path, sessions_root: Path):
@@ -159,6 +198,7 @@ def test_session_file_is_the_current_session(db_path: Path, sessions_root: Path)
     try:
         tool.call({"action": "search"})
         append_user(path, "platypus", "feed0003")
+        append_compaction(path, "feed0007", kept="feed0007")
         answer = tool.call({"action": "search", "query": "platypus"})
         assert answer.result["scope"]["kind"] == "session"  # type: ignore[index]
         assert [r["entryId"] for r in answer.result["results"]] == ["feed0003"]  # type: ignore[index]
@@ -178,11 +218,12 @@ def test_default_max_scope_refuses_global_and_hides_other_projects(tool: MemoryT
 
     outside = tool.call({"action": "read", "entryId": FLUENTY_ENTRY})
     missing = tool.call({"action": "read", "entryId": "00000000"})
-    assert outside.result == {"status": "not_found", "entryId": FLUENTY_ENTRY}
+    # Not found is an error to the model, as it is to the CLI (exit 1), and says no more than that.
+    assert outside.is_error and outside.error["code"] == "not_found"  # type: ignore[index]
     assert outside.text.replace(FLUENTY_ENTRY, "ID") == missing.text.replace("00000000", "ID")
     # Naming the other project's session does not open it either.
     by_session = tool.call({"action": "read", "entryId": FLUENTY_ENTRY, "sessionId": FLUENTY_SESSION})
-    assert by_session.result == {"status": "not_found", "entryId": FLUENTY_ENTRY}
+    assert by_session.is_error and by_session.error["code"] in ("not_found", "session_not_found")  # type: ignore[index]
     scoped = tool.call({"action": "search", "scope": "session", "sessionId": FLUENTY_SESSION})
     unknown = tool.call({"action": "search", "scope": "session",
                          "sessionId": "01a00000-0000-0000-0000-000000000000"})
@@ -208,7 +249,7 @@ def test_max_scope_from_env(monkeypatch: pytest.MonkeyPatch, db_path: Path, sess
     try:
         answer = tool.call({"action": "search", "scope": "project"})
         assert answer.error is not None and answer.error["code"] == "scope_not_allowed"
-        no_session = tool.call({"action": "search"})  # the default narrows to 'session'
+        no_session = tool.call({"action": "search"})  # the default narrows to 'session': whose is not known
         assert no_session.error is not None and no_session.error["code"] == "missing_argument"
     finally:
         tool.close()
@@ -245,7 +286,7 @@ def test_malformed_arguments_are_error_answers(shared_tool: MemoryTool, argument
     assert answer.error is not None
     assert answer.error["code"] == code
     assert answer.error["message"] and answer.error["hint"]
-    assert answer.text.startswith(f"error ({code}): ")
+    assert body(answer.text).startswith(f"error ({code}): ")
     assert "hint: " in answer.text
     assert answer.as_json()["error"] == answer.error
     assert tool.call({"action": "search", "query": "alembic"}).error is None  # still serving
@@ -312,7 +353,7 @@ def test_missing_session_roots_answer_nothing_found(tmp_path: Path, db_path: Pat
     try:
         answer = tool.call({"action": "search", "query": "alembic"})
         assert answer.error is None and answer.result["results"] == []  # type: ignore[index]
-        assert "index: 0 sessions, no current journal found" in answer.text
+        assert "index: 0 sessions, current session not found" in answer.text
     finally:
         tool.close()
 
@@ -356,17 +397,20 @@ def run_tool(db_path: Path, root: Path, *args: str,
         input=stdin, capture_output=True, text=True, env=env, timeout=60)
 
 
-def test_tool_command_answers_and_sees_a_fresh_entry(db_path: Path, sessions_root: Path):
+def test_tool_command_answers_and_indexes_the_current_journal(db_path: Path, sessions_root: Path):
     first = run_tool(db_path, sessions_root, '{"action": "search", "query": "alembic heads"}')
     assert first.returncode == 0, first.stderr
     answer = json.loads(first.stdout)
     assert set(answer) == {"text", "result", "index"}
     assert answer["result"]["results"]
-    append_user(journal_of(sessions_root, BE_SESSION), "wombat deploy checklist", "feed0004")
-    second = run_tool(db_path, sessions_root, stdin=json.dumps(
-        {"action": "search", "query": "wombat", "sessionId": BE_SESSION}))
+    path = journal_of(sessions_root, BE_SESSION)
+    append_user(path, "wombat deploy checklist", "feed0004")
+    append_compaction(path, "feed0008", kept="feed0008")
+    second = run_tool(db_path, sessions_root, stdin=json.dumps({"action": "search", "query": "wombat"}))
     assert second.returncode == 0, second.stderr
-    assert [r["entryId"] for r in json.loads(second.stdout)["result"]["results"]] == ["feed0004"]
+    again = json.loads(second.stdout)
+    assert again["index"]["currentJournal"]["newEntries"] == 2
+    assert [r["entryId"] for r in again["result"]["results"]] == ["feed0004"]
 
 
 def test_tool_command_exit_codes(db_path: Path, sessions_root: Path):
@@ -380,7 +424,7 @@ def test_tool_command_exit_codes(db_path: Path, sessions_root: Path):
     assert error_answer.returncode == 0, error_answer.stderr
     answer = json.loads(error_answer.stdout)
     assert answer["error"]["code"] == "scope_not_allowed"
-    assert answer["text"].startswith("error (scope_not_allowed)")
+    assert body(answer["text"]).startswith("error (scope_not_allowed)")
     allowed = run_tool(db_path, sessions_root, '{"action": "search", "scope": "global"}',
                        "--max-scope", "global")
     assert allowed.returncode == 0 and "result" in json.loads(allowed.stdout)
@@ -395,7 +439,7 @@ def test_a_query_over_its_time_limit_is_an_error_answer_not_a_hang(tmp_path, mon
     sessions = tmp_path / "sessions"
     _shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "sessions", sessions)
     monkeypatch.setattr(tool_module, "QUERY_SECONDS", 0.0)
-    memory = MemoryTool(str(tmp_path / "t.db"), [sessions], cwd="/home/dev/Apps/prjct/prjct-be")
+    memory = MemoryTool(str(tmp_path / "t.db"), [sessions], cwd="/home/dev/Apps/prjct/prjct-be", host=Host(None))
     try:
         answer = memory.call({"action": "search", "query": "token"}).as_json()
         assert answer["error"]["code"] == "query_timeout"

@@ -196,3 +196,40 @@ def test_service_files_run_watch(tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0
     assert "systemd" in bad.stderr and "launchd" in bad.stderr
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.05, 0.3])
+def test_a_second_ctrl_c_stops_at_once_and_still_gives_the_lease_back(tmp_path, gap):
+    """Ctrl-C twice: no 'Aborted!', no traceback, exit 130, and the backfill lease is released
+    (the next watch must not wait 120 s for it)."""
+    root = tmp_path / "sessions"
+    folder = root / "--home-dev-big--"
+    folder.mkdir(parents=True)
+    # One large journal: "finishing the current journal" after the first Ctrl-C takes a while,
+    # so the second one lands in the middle of it.
+    words = " ".join(f"word{n}" for n in range(400))
+    with open(folder / "big.jsonl", "wb") as handle:
+        handle.write(header_line("big-session", "/home/dev/big"))
+        for n in range(12_000):
+            handle.write(user_line(f"b{n:07d}", f"{words} line{n}"))
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    proc = start_watch(db, root, log)
+    wait_for(lambda: b"took the backfill lease" in log.read_bytes(), "the lease taken", proc, log)
+    time.sleep(0.2)  # well inside the backfill
+    proc.send_signal(signal.SIGINT)
+    time.sleep(gap)
+    proc.send_signal(signal.SIGINT)
+    try:
+        code = proc.wait(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    text = log.read_text()
+    assert code in (0, 130), text  # 130 when the second one cut the journal short
+    assert "Aborted" not in text and "Traceback" not in text, text
+    store = open_store(str(db))
+    try:
+        assert store.get_meta(backfill.LEASE_KEY) is None, text
+        assert store.value("PRAGMA integrity_check") == "ok"
+    finally:
+        store.close()

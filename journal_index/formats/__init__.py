@@ -96,6 +96,17 @@ class SessionName:
 Parsed = Entry | Skip | SessionName
 
 
+@dataclass(frozen=True)
+class AgentHints:
+    """What the process serving the agent knows about it: its environment, the command line of
+    the agent among its parents (if found), and the ``_meta`` of the tool call being answered
+    (hosts put ids there: Claude Code the tool-use id, Codex the thread id)."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    host_argv: Sequence[str] = ()
+    call_meta: Mapping[str, Any] = field(default_factory=dict)
+
+
 class JournalFormat(Protocol):
     """What a format module provides (each of pi.py, claude.py, codex.py is one)."""
 
@@ -127,10 +138,8 @@ class JournalFormat(Protocol):
     def is_host(self, argv: Sequence[str]) -> bool:
         """Whether a process with this command line is this agent (the MCP server's parent)."""
 
-    def current_journals(self, roots: Sequence[Path], cwd: str, env: Mapping[str, str],
-                         host_argv: Sequence[str] = ()) -> list[str]:
-        """Journals the agent may be writing now for ``cwd``, newest first (at most a few);
-        ``host_argv`` is the command line of the agent that started us, if known."""
+    def current_journals(self, roots: Sequence[Path], cwd: str, hints: AgentHints) -> list[str]:
+        """Journals the agent may be writing now for ``cwd``, most likely first (at most a few)."""
 
 
 FORMATS: dict[str, JournalFormat] = {}
@@ -295,6 +304,22 @@ def split_objects(line: bytes) -> list[tuple[int, int]]:
         pieces.append((start, len(line)))
         return pieces
     return []
+
+
+def arguments_text(arguments: Any) -> str:
+    """A tool call's arguments as people read them: ``key: value`` lines, strings as they are
+    (a command or a patch keeps its real newlines and quotes, not JSON escapes)."""
+    if isinstance(arguments, str):
+        return arguments
+    if isinstance(arguments, dict):
+        lines = []
+        for key, value in arguments.items():
+            shown = value if isinstance(value, str) else orjson.dumps(value).decode()
+            lines.append(f"{key}: {shown}")
+        return "\n".join(lines)
+    if arguments is None:
+        return ""
+    return orjson.dumps(arguments).decode()
 
 
 def text_of_blocks(content: Any, parts: list[str], kinds: Iterable[str] = ("text",)) -> bool:

@@ -17,12 +17,14 @@ import orjson
 
 from journal_index.formats import (
     IMAGE,
+    AgentHints,
     Entry,
     Header,
     Parsed,
     SessionName,
     Skip,
     ToolCall,
+    arguments_text,
     first_line,
     first_object,
     is_own_tool_name,
@@ -156,12 +158,12 @@ def _session_dir_from_argv(argv: Sequence[str]) -> Path | None:
     return None
 
 
-def current_journals(roots: Sequence[Path], cwd: str, env: Mapping[str, str],
-                     host_argv: Sequence[str] = ()) -> list[str]:
+def current_journals(roots: Sequence[Path], cwd: str, hints: AgentHints) -> list[str]:
     """pi's journals of ``cwd``, newest first: in the cwd's own folder under each root, or flat
-    in a session folder chosen by flag, environment or setting (header cwd must match)."""
+    in a session folder chosen by flag, environment or setting (header cwd must match). pi
+    tells an MCP server nothing about its session, so the newest is the best guess."""
     folders: list[Path] = []
-    flag_dir = _session_dir_from_argv(host_argv)
+    flag_dir = _session_dir_from_argv(hints.host_argv)
     project_setting = _setting_session_dir(Path(cwd) / ".pi" / "settings.json")
     for flat in (flag_dir, project_setting):
         if flat is not None:
@@ -219,10 +221,8 @@ def _tool_call(block: dict[str, Any], parts: list[str], calls: list[ToolCall]) -
     if is_own_tool(name):
         return  # the words of an earlier search are not what the session said
     parts.append(name)
-    if isinstance(arguments, dict | list):
-        parts.append(orjson.dumps(arguments).decode())
-    elif isinstance(arguments, str):
-        parts.append(arguments)
+    if arguments is not None:
+        parts.append(arguments_text(arguments))
 
 
 def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int | None) -> Parsed:
