@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from journal_index import redact as redaction
 from journal_index.formats import Entry, ToolCall
-from journal_index.redact import redact
+from journal_index.redact import redact, secret_spans
 
 # Plain ASCII brackets and words: they survive JSON escaping (even HTML-safe or ASCII-only
 # encoders) when a host serializes our answer inside its own tool result.
@@ -101,10 +100,7 @@ def _mask_across_joins(parts: list[str]) -> list[str]:
         position += len(part)
     joined = "".join(parts)
     pieces: dict[int, list[tuple[int, int, str]]] = {}
-    spans = getattr(redaction, "secret_spans", None)  # TEMPORARY until the engine exports it
-    if spans is None:
-        return parts
-    for start, end, kind in spans(joined):
+    for start, end, kind in secret_spans(joined):
         first = _part_at(starts, start)
         last = _part_at(starts, max(start, end - 1))
         if first == last:

@@ -418,3 +418,14 @@ def test_secret_spans_are_what_redact_replaces() -> None:
     spans = secret_spans(text)
     assert [text[s:e] for s, e, _ in spans] == ["Xy7" + "😀" * 2, "a1B2c3D4e5"]
     assert secret_spans("") == [] and secret_spans("nothing to see") == []
+
+
+def test_a_secret_cut_across_two_parts_of_one_entry_is_redacted() -> None:
+    """Streaming splits text into blocks; a key split over two of them is still one key."""
+    from journal_index.entry_text import redact_parts
+
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    text = redact_parts([f"here is the token {key[:14]}", f"{key[14:]} and more words"])
+    assert key[:14] not in text and key[14:] not in text
+    assert "[REDACTED:" in text and "here is the token" in text and "and more words" in text
+    assert redact_parts(["plain words", "more plain words"]) == "plain words\nmore plain words"
