@@ -363,7 +363,8 @@ def export_cmd(app: App, table: str, fmt: str) -> None:
     """Dump one of the plain tables (no journal text is stored in any of them).
 
     Runs sqlite-utils in a separate process: it uses Python's own sqlite3, and two SQLite
-    libraries must never open one database file in the same process.
+    libraries must never open one database file in the same process. Its output is redacted
+    line by line on the way out: paths, cwds and ids come from journals.
     """
     if not os.path.exists(app.db_path):
         raise click.ClickException(f"no index at {app.db_path}; run `journal-index index` first")
@@ -372,9 +373,14 @@ def export_cmd(app: App, table: str, fmt: str) -> None:
     import subprocess
 
     flags = {"json": [], "nl": ["--nl"], "csv": ["--csv"], "tsv": ["--tsv"]}[fmt]
-    done = subprocess.run([sys.executable, "-m", "sqlite_utils", "rows", app.db_path, table, *flags],
-                          check=False)
-    sys.exit(done.returncode)  # sqlite-utils has said what went wrong, if anything
+    with subprocess.Popen([sys.executable, "-m", "sqlite_utils", "rows", app.db_path, table, *flags],
+                          stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        out = sys.stdout.buffer
+        for line in proc.stdout:
+            out.write(redact(line.decode("utf-8", "replace")).encode())
+        out.flush()
+    sys.exit(proc.returncode)  # sqlite-utils has said what went wrong, if anything
 
 
 def bundled_sessions() -> Path:

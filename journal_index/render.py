@@ -88,20 +88,23 @@ def _session(session_id: str | None, style: Style) -> str:
 def where(result: SearchResult) -> str:
     scope = result.scope
     if scope.kind == "project":
-        return f"project {redact(scope.root or '?')}"
+        return redact(f"project {scope.root or '?'}")
     if scope.kind == "session":
-        return f"session {scope.session_id}"
+        return redact(f"session {scope.session_id}")
     return "all projects"
 
 
 def hit_header(hit: Hit, style: Style, root: str | None = None) -> str:
+    """One line naming a hit; redacted whole (ids, cwds and tool names come from journals)."""
     when = (iso(hit.ts) or "?")[:16].replace("T", " ")
-    cwd = redact(hit.cwd or "?")
     if style.for_model:
         # The project root is in the answer's first line; a sub-folder is worth its tokens.
-        place = "" if hit.cwd == root else f" · {cwd}"
-        return f"{when} · {hit.kind} · {hit.format} · entry {hit.entry_id} · session {hit.session_id}{place}"
-    return f"{when}  {hit.kind:<14} {hit.entry_id}  session {_session(hit.session_id, style)}  {hit.format}  {cwd}"
+        place = "" if hit.cwd == root else f" · {hit.cwd or '?'}"
+        line = f"{when} · {hit.kind} · {hit.format} · entry {hit.entry_id} · session {hit.session_id}{place}"
+    else:
+        line = (f"{when}  {hit.kind:<14} {hit.entry_id}  session {_session(hit.session_id, style)}  "
+                f"{hit.format}  {hit.cwd or '?'}")
+    return redact(line)
 
 
 def _copies(hit: Hit, style: Style) -> str | None:
@@ -109,7 +112,7 @@ def _copies(hit: Hit, style: Style) -> str | None:
         return None
     ids = ", ".join(_session(s, style) for s in hit.also_in[:4])
     more = f" and {len(hit.also_in) - 4} more" if len(hit.also_in) > 4 else ""
-    return f"(the same text is also in session{'s' if len(hit.also_in) > 1 else ''} {ids}{more})"
+    return redact(f"(the same text is also in session{'s' if len(hit.also_in) > 1 else ''} {ids}{more})")
 
 
 def search_text(result: SearchResult, style: Style, *, what: str = "search", first: int = 1,
@@ -141,13 +144,13 @@ def search_text(result: SearchResult, style: Style, *, what: str = "search", fir
         more = {"action": "read", "entryId": best.entry_id}
         if best.session_id:
             more["sessionId"] = best.session_id
-        lines.append(f"read more: {as_json_line(more)}")
+        lines.append(redact(f"read more: {as_json_line(more)}"))
         if next_offset is not None:
             lines.append(f'next page: the same call with "offset": {next_offset}')
     else:
         lines.append("")
-        lines.append(f"read one whole: journal-index read {best.entry_id}"
-                     + (f" --session {_session(best.session_id, style)}" if best.session_id else ""))
+        lines.append(redact(f"read one whole: journal-index read {best.entry_id}"
+                            + (f" --session {_session(best.session_id, style)}" if best.session_id else "")))
     return "\n".join(lines)
 
 
@@ -156,8 +159,8 @@ def read_text(answer: dict[str, Any], style: Style) -> str:
     status = answer["status"]
     if status == "ok":
         when = (answer["time"] or "?")[:19].replace("T", " ")
-        head = (f"{when} · {answer['kind']} · {answer.get('agent', '?')} · entry {answer['entryId']} · "
-                f"session {_session(answer['sessionId'], style)} · {redact(answer['cwd'] or '?')}")
+        head = redact(f"{when} · {answer['kind']} · {answer.get('agent', '?')} · entry {answer['entryId']} · "
+                      f"session {_session(answer['sessionId'], style)} · {answer['cwd'] or '?'}")
         end = answer["offset"] + len(answer["text"])
         lines = [head, f"(characters {answer['offset']}–{end} of {answer['totalChars']})", "", answer["text"]]
         if answer["nextOffset"] is not None:
@@ -165,7 +168,7 @@ def read_text(answer: dict[str, Any], style: Style) -> str:
                 more = {"action": "read", "entryId": answer["entryId"], "offset": answer["nextOffset"]}
                 if answer.get("sessionId"):
                     more["sessionId"] = answer["sessionId"]
-                lines.append(f"read more: {as_json_line(more)}")
+                lines.append(redact(f"read more: {as_json_line(more)}"))
             else:
                 lines.append(f"[continue with --offset {answer['nextOffset']}]")
         return "\n".join(lines)
@@ -173,12 +176,11 @@ def read_text(answer: dict[str, Any], style: Style) -> str:
         how = "call read again with one sessionId" if style.for_model else "pick one with --session"
         rows = [f"entry {answer['entryId']} is in several sessions; {how}:"]
         for c in answer["candidates"]:
-            rows.append(f"  session {_session(c['sessionId'], style)} · {c['time']} · {c['kind']} · "
-                        f"{redact(c['cwd'] or '?')}")
-        return "\n".join(rows)
+            rows.append(f"  session {_session(c['sessionId'], style)} · {c['time']} · {c['kind']} · {c['cwd'] or '?'}")
+        return redact("\n".join(rows))
     if status == "not_found":
-        return f"no entry {answer['entryId']} in {answer.get('where', 'this scope')}."
-    return f"entry {answer['entryId']} is unavailable: {answer.get('reason')}"
+        return redact(f"no entry {answer['entryId']} in {answer.get('where', 'this scope')}.")
+    return redact(f"entry {answer['entryId']} is unavailable: {answer.get('reason')}")
 
 
 def error_text(code: str, message: str, hint: str) -> str:
