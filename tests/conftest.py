@@ -25,6 +25,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may touch a real index or real journals."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "no-agent-dir"))
+    # every agent's default folder, or a test would index the journals of whoever runs it
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude-dir"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-home"))
     monkeypatch.delenv("JOURNAL_INDEX_DB", raising=False)
     monkeypatch.delenv("JOURNAL_INDEX_SESSIONS", raising=False)
     monkeypatch.delenv("JOURNAL_INDEX_MAX_SCOPE", raising=False)

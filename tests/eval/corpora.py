@@ -8,17 +8,19 @@ journal in its temporary home, the way the agent itself keeps them.
 from __future__ import annotations
 
 import json
-import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.shared_data import shared_dir
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 FIXTURE_SESSIONS = REPO / "fixtures" / "sessions"
 EVAL_SESSIONS = REPO / "fixtures" / "eval-sessions"
-# The shared, read-only corpora (real journals); JOURNAL_INDEX_SHARED points elsewhere.
-SHARED = Path(os.environ.get("JOURNAL_INDEX_SHARED", "/work/shared"))
+# The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
+SHARED = shared_dir()
 
 # Recency is part of the ranking; a fixed "now" keeps it stable. The default is after the newest
 # entry of every corpus (the fixtures end 2026-11-20); corpora whose journals end much earlier use
@@ -39,15 +41,23 @@ class Corpus:
         if self.fmt == "claude":
             return f"projects/{dashed(first_cwd(self.base / rel))}/{Path(rel).name}"  # <tmp>/claude/projects/...
         if self.fmt == "codex":
-            return f"sessions/2026/01/01/{Path(rel).name}"  # <tmp>/codex/sessions/...
+            return f"sessions/{rollout_name(self.base / rel)}"  # <tmp>/codex/sessions/YYYY/MM/DD/rollout-…
         if self.name == "pi-shared":
             return f"sessions/{pi_folder(first_cwd(self.base / rel))}/{Path(rel).name}"
         return f"sessions/{rel}"
 
 
 def dashed(cwd: str) -> str:
-    """Claude Code's project folder name: every `/` and `.` of the cwd becomes `-`."""
-    return cwd.replace("/", "-").replace(".", "-")
+    """Claude Code's project folder name: every character of the cwd outside [A-Za-z0-9] becomes `-`."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def rollout_name(path: Path) -> str:
+    """Where Codex keeps a rollout: ``YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`` (from its session_meta)."""
+    with path.open("rb") as fh:
+        meta = json.loads(fh.readline())["payload"]
+    stamp = meta["timestamp"][:19].replace(":", "-")
+    return f"{stamp[:4]}/{stamp[5:7]}/{stamp[8:10]}/rollout-{stamp}-{meta['id']}.jsonl"
 
 
 def pi_folder(cwd: str) -> str:
