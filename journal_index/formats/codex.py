@@ -1,42 +1,140 @@
-"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+"""Codex CLI rollouts (DESIGN §5c).
 
-Placeholder registration while the parser is written: it owns no file yet.
+Layout: ``${CODEX_HOME:-~/.codex}/sessions/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl``.
+Every line is an envelope ``{timestamp, type, payload}`` (0.171 adds ``ordinal``); the first is
+``session_meta``. Lines have no ids: each gets a synthetic one from its offset and a CRC.
+
+Codex writes much twice: what was sent to the model (``response_item``) and an event stream
+for the UI (``event_msg``). What becomes text, and from which of the two:
+
+* the human's words: ``event_msg`` ``user_message`` (up to 0.14x), or the ``item_completed``
+  event of a ``UserMessage`` item that replaced it (0.171); never the ``response_item``
+  user messages, which also carry injected context (environment, AGENTS.md, notifications);
+* the assistant's words, tool calls and tool outputs: the ``response_item`` lines (the
+  ``agent_message`` and ``AgentMessage`` events repeat them);
+* a compaction: ``payload.message`` only, never the re-embedded ``replacement_history``.
+
+An output produced by our own tool is recognized by its call (linked by ``call_id``) or, also
+under a code-mode ``exec`` wrapper, by Codex's ``metadata.mcp_attribution``.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from journal_index.formats import Header, Parsed, Skip, is_own_tool_name
+import orjson
+
+from journal_index.formats import (
+    IMAGE,
+    AgentHints,
+    Entry,
+    Header,
+    Parsed,
+    Skip,
+    ToolCall,
+    first_line,
+    first_object,
+    is_own_tool_name,
+    load_object,
+    newest_first,
+    parse_time,
+    synthetic_id,
+    text_of_blocks,
+)
 
 NAME = "codex"
 LABEL = "Codex CLI"
 COLLECTABLE = False
+HOME_ENV = "CODEX_HOME"
+THREAD_META = "threadId"  # _meta of a tools/call: the thread (= session) making it
+TURN_META = "x-codex-turn-metadata"
+
+_NOT_INDEXED_TYPES = frozenset({"session_meta", "turn_context", "world_state", "token_usage_record"})
+_NOT_INDEXED_ITEMS = frozenset({
+    "tool_search_call", "tool_search_output",  # finding a tool, not using one
+    "additional_tools", "compaction", "ghost_snapshot",
+})
+# Events seen in rollouts (0.140–0.171) or reported for older versions; others are counted.
+_NOT_INDEXED_EVENTS = frozenset({
+    "agent_message", "agent_reasoning", "token_count", "task_started", "task_complete", "turn_aborted",
+    "context_compacted", "patch_apply_end", "exec_command_end", "mcp_tool_call_end", "web_search_end",
+    "thread_settings_applied",
+})
+_SAFE_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
+_DAY_FOLDERS = 3  # current_journals looks at the newest few day folders only
+_FILES_PER_DAY = 30
+
+
+# -- where the journals are ---------------------------------------------------------------------
+
+
+def codex_home(env: Mapping[str, str], home: Path) -> Path:
+    value = env.get(HOME_ENV)
+    return Path(value).expanduser() if value else home / ".codex"
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    return []
+    # Codex passes its MCP servers a filtered environment without CODEX_HOME: a server started
+    # by it sees the default unless the user passes the variable through (`env_vars`).
+    return [codex_home(env, home) / "sessions"]
 
 
 def env_vars() -> tuple[str, ...]:
-    return ("CODEX_HOME",)
+    return (HOME_ENV,)
 
 
 def owns(path: str) -> bool:
-    return False
+    name = os.path.basename(path)
+    return name.startswith("rollout-") and name.endswith(".jsonl")
 
 
 def sniff(head: bytes) -> bool:
-    return False
+    obj = first_object(head)
+    return (obj is not None and obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict)
+            and "timestamp" in obj)
 
 
-def read_header(path: str, head: bytes) -> Header | None:
+# -- the session --------------------------------------------------------------------------------
+
+
+def _session_meta(head: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    for raw in head.split(b"\n"):
+        if not raw.strip():
+            continue
+        obj = load_object(raw)
+        if obj is not None and obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
+            return obj, obj["payload"]
     return None
 
 
-def parse_line(line: bytes, offset: int) -> Parsed:
-    return Skip.UNKNOWN
+def read_header(path: str, head: bytes) -> Header | None:
+    found = _session_meta(head)
+    if found is None:
+        return None
+    envelope, meta = found
+    session_id, cwd = meta.get("id"), meta.get("cwd")
+    started = parse_time(meta.get("timestamp"))
+    if started is None:
+        started = parse_time(envelope.get("timestamp"))
+    return Header(
+        session_id=session_id if isinstance(session_id, str) else None,
+        cwd=cwd if isinstance(cwd, str) else None,
+        started=started,
+        parent_session=_parent_thread(meta),
+    )
+
+
+def _parent_thread(meta: dict[str, Any]) -> str | None:
+    """The thread that spawned a subagent's thread."""
+    spawn: Any = meta.get("source")
+    for key in ("subagent", "thread_spawn", "parent_thread_id"):
+        spawn = spawn.get(key) if isinstance(spawn, dict) else None
+    parent = spawn if isinstance(spawn, str) else meta.get("parent_thread_id")
+    return parent if isinstance(parent, str) else None
 
 
 def is_own_tool(name: str) -> bool:
@@ -44,9 +142,233 @@ def is_own_tool(name: str) -> bool:
 
 
 def is_host(argv: Sequence[str]) -> bool:
-    return False
+    """The ``codex`` binary (``codex exec``, the TUI, the ``codex app-server`` daemon that the
+    TUI starts) or node running the @openai/codex package."""
+    return any(os.path.basename(arg) == "codex" or "@openai/codex" in arg for arg in argv[:2])
 
 
-def current_journals(roots: Sequence[Path], cwd: str, env: Mapping[str, str],
-                     host_argv: Sequence[str] = ()) -> list[str]:
-    return []
+# -- the journal being written now --------------------------------------------------------------
+
+
+def _thread_of(meta: Mapping[str, Any]) -> str | None:
+    thread = meta.get(THREAD_META)
+    if not isinstance(thread, str):
+        turn = meta.get(TURN_META)
+        thread = turn.get("thread_id") if isinstance(turn, dict) else None
+    return thread if isinstance(thread, str) and _SAFE_ID.fullmatch(thread) else None
+
+
+def _day_folders(root: Path) -> list[Path]:
+    """The newest few YYYY/MM/DD folders of a root (names sort by date)."""
+    days: list[Path] = []
+    for year in sorted((p for p in root.glob("[0-9][0-9][0-9][0-9]") if p.is_dir()), reverse=True):
+        for month in sorted((p for p in year.glob("[0-9][0-9]") if p.is_dir()), reverse=True):
+            for day in sorted((p for p in month.glob("[0-9][0-9]") if p.is_dir()), reverse=True):
+                days.append(day)
+                if len(days) >= _DAY_FOLDERS:
+                    return days
+    return days
+
+
+def _meta_cwd(path: Path) -> str | None:
+    line = first_line(path)
+    obj = load_object(line) if line else None
+    payload = obj.get("payload") if obj is not None and obj.get("type") == "session_meta" else None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return cwd if isinstance(cwd, str) else None
+
+
+def current_journals(roots: Sequence[Path], cwd: str, hints: AgentHints) -> list[str]:
+    """The rollout of the thread making the call (``_meta.threadId``: Codex has written the
+    call's line before it calls us); else the newest rollouts of the last days whose session
+    started in ``cwd``."""
+    thread = _thread_of(hints.call_meta)
+    if thread is not None:
+        pattern = f"rollout-*-{thread}.jsonl"
+        for root in roots:
+            for found in (*root.glob(f"*/*/*/{pattern}"), *root.glob(pattern)):
+                return [os.path.abspath(found)]
+    recent: list[Path] = []
+    for root in roots:
+        for day in _day_folders(root):
+            recent += newest_first(day.glob("rollout-*.jsonl"))[:_FILES_PER_DAY]
+        recent += newest_first(root.glob("rollout-*.jsonl"))[:_FILES_PER_DAY]
+    found_paths = [p for p in newest_first(recent)[:_FILES_PER_DAY] if _meta_cwd(p) == cwd]
+    return [os.path.abspath(p) for p in found_paths[:3]]
+
+
+# -- lines --------------------------------------------------------------------------------------
+
+
+def tool_name(payload: dict[str, Any]) -> str | None:
+    """A call's tool name as the model knew it: an MCP tool called directly comes as
+    ``name: "memory_context"`` in ``namespace: "mcp__<server>"``, i.e. ``mcp__<server>__memory_context``."""
+    name = payload.get("name")
+    if not isinstance(name, str):
+        return None
+    namespace = payload.get("namespace")
+    if isinstance(namespace, str) and namespace.startswith("mcp__"):
+        return f"{namespace}__{name}"
+    return name
+
+
+def _arguments(raw: Any) -> Any:
+    """function_call arguments are a JSON string: parsed, so the call's key arguments show."""
+    if isinstance(raw, str):
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+        return parsed if isinstance(parsed, dict | list) else raw
+    return raw
+
+
+# A code-mode script that calls our tool (tools.mcp__<server>__memory_context(...)).
+_OWN_TOOL_IN_CODE = re.compile(r"\bmcp__\w*memory_context\b")
+
+
+def _call(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
+    kind = payload.get("type")
+    call_id = payload.get("call_id")
+    parts: list[str] = []
+    calls: list[ToolCall] = []
+    if kind == "web_search_call":
+        action = payload.get("action")
+        parts.append("web_search")
+        if isinstance(action, dict):
+            parts += [v for k in ("query", "url", "pattern") if isinstance(v := action.get(k), str)]
+        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts)
+    if kind == "local_shell_call":
+        name: str | None = "local_shell"
+        action = payload.get("action")
+        arguments: Any = action if isinstance(action, dict) else None
+        text = orjson.dumps(arguments).decode() if arguments is not None else None
+    else:
+        name = tool_name(payload)
+        raw = payload.get("arguments") if kind == "function_call" else payload.get("input")
+        arguments = _arguments(raw) if kind == "function_call" else raw
+        text = raw if isinstance(raw, str) else None
+    if name is None:
+        return Skip.MALFORMED
+    if isinstance(call_id, str):
+        calls.append(ToolCall(call_id, name, arguments))
+    own = is_own_tool(name) or (kind == "custom_tool_call" and isinstance(text, str)
+                                and _OWN_TOOL_IN_CODE.search(text) is not None)
+    if not own:  # the words of an earlier search are not what the session said
+        parts.append(name)
+        if text:
+            parts.append(text)
+    return Entry(entry_id, None, ts, "assistant", "assistant", None, parts, calls=calls)
+
+
+def _ours_by_attribution(obj: dict[str, Any]) -> bool:
+    """Codex marks an output that came from MCP tools (also through a code-mode script)."""
+    metadata = obj.get("metadata")
+    attribution = metadata.get("mcp_attribution") if isinstance(metadata, dict) else None
+    sources = attribution.get("sources") if isinstance(attribution, dict) else None
+    if not isinstance(sources, list):
+        return False
+    return any(isinstance(s, dict) and is_own_tool_name(s.get("tool_name")) for s in sources)
+
+
+def _output(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
+    if _ours_by_attribution(obj):
+        return Skip.NOT_INDEXED
+    call_id = payload.get("call_id")
+    output = payload.get("output")
+    parts: list[str] = []
+    if isinstance(output, dict):  # {content, success} in some versions
+        output = output.get("content", output.get("output"))
+    if not text_of_blocks(output, parts, ("input_text", "output_text", "text")):
+        return Skip.MALFORMED
+    return Entry(entry_id, None, ts, "tool_result", "tool", None, parts,
+                 answers=call_id if isinstance(call_id, str) else None)
+
+
+def _response_item(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
+    kind = payload.get("type")
+    if kind == "message":
+        role = payload.get("role")
+        if role != "assistant":
+            return Skip.NOT_INDEXED if isinstance(role, str) else Skip.MALFORMED
+        parts: list[str] = []
+        if not text_of_blocks(payload.get("content"), parts, ("output_text", "text")):
+            return Skip.MALFORMED
+        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts)
+    if kind == "reasoning":
+        parts = []
+        summary = payload.get("summary")
+        if isinstance(summary, list):
+            text_of_blocks(summary, parts, ("summary_text",))
+        if not any(p.strip() for p in parts):
+            return Skip.NOT_INDEXED  # the content is encrypted; only the summary is readable
+        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts)
+    if kind in ("function_call", "custom_tool_call", "web_search_call", "local_shell_call"):
+        return _call(payload, entry_id, ts)
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return _output(obj, payload, entry_id, ts)
+    if kind in _NOT_INDEXED_ITEMS:
+        return Skip.NOT_INDEXED
+    return Skip.UNKNOWN
+
+
+def _user_words(content: Any, parts: list[str]) -> None:
+    """The blocks of a UserMessage item: text, images."""
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") in ("image", "local_image"):
+            parts.append(IMAGE)
+
+
+def _event(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
+    kind = payload.get("type")
+    if kind == "user_message":
+        message = payload.get("message")
+        if not isinstance(message, str):
+            return Skip.MALFORMED
+        parts = [message]
+        for key in ("images", "local_images"):
+            images = payload.get(key)
+            if isinstance(images, list):
+                parts += [IMAGE] * len(images)
+        return Entry(entry_id, None, ts, "user", "user", None, parts)
+    if kind == "item_completed":
+        item = payload.get("item")
+        if isinstance(item, dict) and item.get("type") == "UserMessage":
+            parts = []
+            _user_words(item.get("content"), parts)
+            return Entry(entry_id, None, ts, "user", "user", None, parts)
+        return Skip.NOT_INDEXED  # AgentMessage, McpToolCall, …: the response_items say it
+    if kind in _NOT_INDEXED_EVENTS:
+        return Skip.NOT_INDEXED
+    return Skip.UNKNOWN
+
+
+def parse_line(line: bytes, offset: int) -> Parsed:
+    """One rollout line: an Entry or a Skip (Codex keeps no session title in its rollouts)."""
+    obj = load_object(line)
+    if obj is None:
+        return Skip.MALFORMED
+    kind = obj.get("type")
+    payload = obj.get("payload")
+    if not isinstance(kind, str) or not isinstance(payload, dict):
+        return Skip.MALFORMED
+    if kind in _NOT_INDEXED_TYPES:
+        return Skip.NOT_INDEXED
+    entry_id = synthetic_id(offset, line)
+    ts = parse_time(obj.get("timestamp"))
+    if kind == "response_item":
+        return _response_item(obj, payload, entry_id, ts)
+    if kind == "event_msg":
+        return _event(payload, entry_id, ts)
+    if kind == "compacted":
+        message = payload.get("message")
+        if not isinstance(message, str | None):
+            return Skip.MALFORMED
+        return Entry(entry_id, None, ts, "compaction", None, None, [message] if message else [])
+    return Skip.UNKNOWN

@@ -1,0 +1,440 @@
+"""The Codex CLI format (DESIGN §5c): inline lines for each rule (0.140–0.142 and 0.171 shapes),
+the recorded 0.171 rollouts of fixtures/agents, and the real rollouts of the shared folder
+indexed through the CLI from a temporary ~/.codex, counted against an independent count."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from journal_index.cli import cli
+from journal_index.extract import Extractor
+from journal_index.formats import AgentHints, Entry, Root, Skip, ToolCall, choose_format, codex, synthetic_id
+from journal_index.indexer import index_file
+from journal_index.store import Store
+from tests.agent_homes import AGENT_FIXTURES, cli_json, home_env, place_codex, place_fixtures
+from tests.helpers import index_tokens, vocabulary
+from tests.shared_data import agent_journals
+
+THREAD = "01a22c76-6998-7b11-95c7-4da2b38f04d5"
+TS = "2026-11-30T12:38:07.658Z"
+OWN_SOURCES = {"mcp_attribution": {"status": "complete", "sources": [
+    {"server_name": "journal-index", "tool_name": "memory_context", "first_turn_id": "t"}]}}
+
+
+def line(kind: str, payload: dict[str, Any], **extra: Any) -> bytes:
+    return json.dumps({"timestamp": TS, "ordinal": 3, "type": kind, "payload": payload, **extra},
+                      separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def item(payload: dict[str, Any], **extra: Any) -> bytes:
+    return line("response_item", payload, **extra)
+
+
+def event(payload: dict[str, Any]) -> bytes:
+    return line("event_msg", payload)
+
+
+def parse(raw: bytes, offset: int = 0) -> Any:
+    return codex.parse_line(raw, offset)
+
+
+# -- lines --------------------------------------------------------------------------------------
+
+
+def test_the_humans_words_come_from_the_event_stream_once() -> None:
+    older = parse(event({"type": "user_message", "message": "remove the trace plugin", "images": ["data:x"],
+                         "local_images": [], "text_elements": []}), 40)
+    assert isinstance(older, Entry) and (older.kind, older.role) == ("user", "user")
+    assert older.text == "remove the trace plugin\n[image]" and older.ts == 1796042287658
+    newer = parse(event({"type": "item_completed", "thread_id": THREAD, "turn_id": "t", "item": {
+        "type": "UserMessage", "id": "u1", "content": [{"type": "text", "text": "look up the login fix",
+                                                        "text_elements": []}]}}))
+    assert isinstance(newer, Entry) and (newer.kind, newer.text) == ("user", "look up the login fix")
+    # the same words as a model input are not indexed again, nor is injected context
+    for role, text in (("user", "look up the login fix"), ("user", "<environment_context>…"),
+                       ("developer", "<permissions instructions>")):
+        assert parse(item({"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]})) \
+            is Skip.NOT_INDEXED
+
+
+def test_assistant_words_reasoning_summaries_and_their_repeats() -> None:
+    said = parse(item({"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "The fix was a retry."}], "phase": "final"}))
+    assert isinstance(said, Entry) and (said.kind, said.role, said.text) == ("assistant", "assistant",
+                                                                            "The fix was a retry.")
+    summary = parse(item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Checking tests"}],
+                          "content": None, "encrypted_content": "gAAAAB-secret"}))
+    assert isinstance(summary, Entry) and summary.text == "Checking tests"
+    assert parse(item({"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "x"}],
+                       "encrypted_content": "gAAAAB"})) is Skip.NOT_INDEXED
+    assert parse(event({"type": "agent_message", "message": "The fix was a retry."})) is Skip.NOT_INDEXED
+    assert parse(event({"type": "item_completed", "item": {"type": "AgentMessage", "content": [
+        {"type": "Text", "text": "The fix was a retry."}]}})) is Skip.NOT_INDEXED
+
+
+def test_calls_and_their_outputs() -> None:
+    call = parse(item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"gh issue list"}',
+                       "call_id": "call_1"}))
+    assert isinstance(call, Entry) and call.kind == "assistant"
+    assert call.calls == [ToolCall("call_1", "exec_command", {"cmd": "gh issue list"})]
+    assert call.text == 'exec_command\n{"cmd":"gh issue list"}'
+    broken = parse(item({"type": "function_call", "name": "f", "arguments": "{not json", "call_id": "c"}))
+    assert isinstance(broken, Entry) and broken.calls[0].arguments == "{not json"
+    patch = parse(item({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch\n+x",
+                        "call_id": "call_2", "status": "completed"}))
+    assert isinstance(patch, Entry) and patch.text == "apply_patch\n*** Begin Patch\n+x"
+    search = parse(item({"type": "web_search_call", "status": "completed",
+                         "action": {"type": "search", "query": "fts5 contentless delete"}}))
+    assert isinstance(search, Entry) and search.text == "web_search\nfts5 contentless delete"
+    output = parse(item({"type": "function_call_output", "call_id": "call_1", "output": "#386 stale"}))
+    assert isinstance(output, Entry)
+    assert (output.kind, output.answers, output.text) == ("tool_result", "call_1", "#386 stale")
+    listed = parse(item({"type": "custom_tool_call_output", "call_id": "call_2", "output": [
+        {"type": "input_text", "text": "Wall time: 0.1 s"}, {"type": "input_text", "text": "Done"}]}))
+    assert isinstance(listed, Entry) and listed.text == "Wall time: 0.1 s\nDone"
+    # linked: the result is led by its call
+    out = Extractor(codex).block(b"\n".join([
+        item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"gh issue list"}',
+              "call_id": "call_1"}),
+        item({"type": "function_call_output", "call_id": "call_1", "output": "#386 stale"})]) + b"\n", 0)
+    assert [row[5] for row in out.rows] == [None, "exec_command"]
+    assert out.terms[1][1].startswith("exec_command gh issue list")
+
+
+@pytest.mark.parametrize("payload", [
+    {"type": "function_call", "name": "memory_context", "namespace": "mcp__journal_index",
+     "arguments": '{"query": "earlier search words"}', "call_id": "call_own"},
+    {"type": "function_call", "name": "mcp__journal_index__memory_context",
+     "arguments": '{"query": "earlier search words"}', "call_id": "call_own"},
+])
+def test_our_own_call_under_each_naming(payload: dict[str, Any]) -> None:
+    entry = parse(item(payload))
+    assert isinstance(entry, Entry) and entry.text == ""
+    assert entry.calls[0].name == "mcp__journal_index__memory_context" and codex.is_own_tool(entry.calls[0].name)
+    result = item({"type": "function_call_output", "call_id": "call_own", "output": "an earlier answer"})
+    out = Extractor(codex).block(item(payload) + b"\n" + result + b"\n", 0)
+    assert [row[3] for row in out.rows] == ["assistant"] and out.terms == []
+
+
+def test_our_answers_inside_a_code_mode_script_are_not_indexed() -> None:
+    script = "const r = await tools.mcp__journal_index__memory_context({query: \"earlier words\"});\ntext(r);"
+    call = parse(item({"type": "custom_tool_call", "name": "exec", "input": script, "call_id": "call_exec"}))
+    assert isinstance(call, Entry) and call.text == "" and call.calls[0].name == "exec"
+    output = item({"type": "custom_tool_call_output", "call_id": "call_exec",
+                   "output": [{"type": "input_text", "text": "an earlier answer"}]}, metadata=OWN_SOURCES)
+    assert parse(output) is Skip.NOT_INDEXED
+    other = {"mcp_attribution": {"status": "complete", "sources": [{"server_name": "gh", "tool_name": "issues"}]}}
+    kept = parse(item({"type": "function_call_output", "call_id": "c", "output": "issue list"}, metadata=other))
+    assert isinstance(kept, Entry) and kept.text == "issue list"
+    plain = parse(item({"type": "custom_tool_call", "name": "exec", "input": "text(1 + 1);", "call_id": "c"}))
+    assert isinstance(plain, Entry) and plain.text == "exec\ntext(1 + 1);"
+
+
+def test_a_compaction_keeps_its_message_not_the_history() -> None:
+    entry = parse(line("compacted", {"message": "Summary: issues triaged", "replacement_history": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "investigate issue 386"}]}],
+        "window_number": 2}))
+    assert isinstance(entry, Entry) and (entry.kind, entry.text) == ("compaction", "Summary: issues triaged")
+    remote = parse(line("compacted", {"message": "", "replacement_history": [
+        {"type": "compaction", "encrypted_content": "REDACTED"}]}))
+    assert isinstance(remote, Entry) and remote.kind == "compaction" and remote.text == ""
+    assert parse(event({"type": "context_compacted"})) is Skip.NOT_INDEXED
+
+
+@pytest.mark.parametrize("raw", [
+    line("session_meta", {"id": THREAD, "cwd": "/x"}),
+    line("turn_context", {"cwd": "/x", "model": "m"}),
+    line("world_state", {"full": True, "state": {}}),
+    line("token_usage_record", {"usage": {}}),
+    event({"type": "token_count", "info": None}),
+    event({"type": "task_started", "turn_id": "t"}),
+    event({"type": "task_complete", "last_agent_message": "done"}),
+    event({"type": "thread_settings_applied"}),
+    event({"type": "item_completed", "item": {"type": "McpToolCall", "tool": "memory_context",
+                                              "result": {"content": [{"type": "text", "text": "answer"}]}}}),
+    event({"type": "item_completed", "item": {"type": "CollabAgentToolCall", "tool": "wait"}}),
+    item({"type": "additional_tools", "tools": []}),
+    item({"type": "tool_search_call", "call_id": "c", "arguments": {"query": "memory"}}),
+    item({"type": "tool_search_output", "call_id": "c", "tools": []}),
+])
+def test_lines_that_say_nothing_new(raw: bytes) -> None:
+    assert parse(raw) is Skip.NOT_INDEXED
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (line("hologram", {"x": 1}), Skip.UNKNOWN),
+    (event({"type": "hologram_event"}), Skip.UNKNOWN),
+    (item({"type": "hologram_item"}), Skip.UNKNOWN),
+    (b'{"timestamp":"t","type":"response_item"}', Skip.MALFORMED),
+    (b"{not json", Skip.MALFORMED),
+    (event({"type": "user_message", "message": 42}), Skip.MALFORMED),
+    (item({"type": "message", "role": "assistant", "content": 7}), Skip.MALFORMED),
+])
+def test_bad_and_unknown_lines(raw: bytes, expected: Skip) -> None:
+    assert parse(raw) is expected
+
+
+def test_ids_are_synthetic_and_stable() -> None:
+    raw = event({"type": "user_message", "message": "please push"})
+    first, again, elsewhere = parse(raw, 900), parse(raw, 900), parse(raw, 12)
+    assert isinstance(first, Entry) and isinstance(again, Entry) and isinstance(elsewhere, Entry)
+    assert first.entry_id == again.entry_id == synthetic_id(900, raw) != elsewhere.entry_id
+    changed = parse(raw.replace(b"push", b"pull"), 900)
+    assert isinstance(changed, Entry) and changed.entry_id != first.entry_id
+
+
+# -- the session --------------------------------------------------------------------------------
+
+
+def test_sniff_header_and_names(tmp_path: Path) -> None:
+    meta = line("session_meta", {"id": THREAD, "timestamp": "2026-11-30T12:38:07.522Z", "cwd": "/tmp/proj",
+                                 "originator": "codex_exec", "cli_version": "0.171.0", "source": "exec"})
+    assert codex.sniff(meta + b"\n" + event({"type": "task_started"}))
+    assert not codex.sniff(event({"type": "task_started"}))
+    assert not codex.sniff(b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}')
+    assert not codex.sniff(b'{"parentUuid":null,"type":"user","sessionId":"s","uuid":"u","message":{}}')
+    header = codex.read_header("/s/rollout-x.jsonl", meta)
+    assert header is not None
+    assert (header.session_id, header.cwd, header.started, header.parent_session) == (
+        THREAD, "/tmp/proj", 1796042287522, None)
+    spawned = codex.read_header("/s/rollout-y.jsonl", line("session_meta", {
+        "id": "child", "cwd": "/tmp/proj", "source": {"subagent": {"thread_spawn": {"parent_thread_id": THREAD,
+                                                                                    "depth": 1}}}}))
+    assert spawned is not None and spawned.parent_session == THREAD
+    flat = codex.read_header("/s/rollout-z.jsonl", line("session_meta", {"id": "c", "parent_thread_id": THREAD}))
+    assert flat is not None and flat.parent_session == THREAD
+    assert codex.read_header("/s/rollout-w.jsonl", event({"type": "task_started"})) is None
+    assert codex.owns("/h/.codex/sessions/2026/11/30/rollout-2026-11-30T12-38-07-x.jsonl")
+    assert not codex.owns("/h/.codex/sessions/history.jsonl")
+    path = tmp_path / "sessions" / "2026" / "11" / "30" / f"rollout-2026-11-30T12-38-07-{THREAD}.jsonl"
+    assert choose_format(str(path), meta) is codex
+    assert choose_format(str(path), meta, [Root(tmp_path / "sessions", "codex")]) is codex
+
+
+def test_roots_and_host() -> None:
+    assert codex.default_roots({}, Path("/home/u")) == [Path("/home/u/.codex/sessions")]
+    assert codex.default_roots({"CODEX_HOME": "/ch"}, Path("/home/u")) == [Path("/ch/sessions")]
+    assert codex.env_vars() == ("CODEX_HOME",)
+    for view in ("codex_exec_mcp_view.json", "codex_tui_mcp_view.json"):  # exec, and the TUI's app-server daemon
+        data = json.loads((AGENT_FIXTURES / "examples" / view).read_text())
+        assert codex.is_host(data["startup"]["parent_chain"][0]["cmdline"])
+    assert codex.is_host(["node", "/usr/lib/node_modules/@openai/codex/bin/codex.js", "exec"])
+    assert not codex.is_host(["/usr/local/bin/claude", "-p"])
+    assert not codex.is_host(["python3", "codex.py"])
+
+
+# -- the journal being written now --------------------------------------------------------------
+
+
+def _rollout(root: Path, day: str, thread: str, cwd: str, mtime: int) -> Path:
+    folder = root / day
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-{day.replace('/', '-')}T10-00-00-{thread}.jsonl"
+    path.write_bytes(line("session_meta", {"id": thread, "cwd": cwd, "timestamp": TS}) + b"\n")
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_the_thread_id_names_the_rollout(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    mine = _rollout(root, "2026/11/29", THREAD, "/tmp/proj", 1_000)
+    newer = _rollout(root, "2026/11/30", "01a22c7e-4a0c-7430-9c98-13817d887ec4", "/tmp/proj", 2_000)
+    view = json.loads((AGENT_FIXTURES / "examples" / "codex_exec_mcp_view.json").read_text())
+    meta = view["tools_call"]["_meta"]
+    assert meta["threadId"] == THREAD
+    assert codex.current_journals([root], "/tmp/proj", AgentHints({}, (), meta)) == [str(mine)]
+    turn_only = {"x-codex-turn-metadata": meta["x-codex-turn-metadata"]}
+    assert codex.current_journals([root], "/tmp/proj", AgentHints({}, (), turn_only)) == [str(mine)]
+    # without _meta: the newest rollouts that started in this cwd
+    other = _rollout(root, "2026/11/30", "01a22c7f-0000-7000-8000-000000000000", "/tmp/elsewhere", 3_000)
+    assert codex.current_journals([root], "/tmp/proj", AgentHints()) == [str(newer), str(mine)]
+    assert str(other) not in codex.current_journals([root], "/tmp/proj", AgentHints({}, (), {"threadId": "*"}))
+
+
+def test_only_the_newest_day_folders_are_searched_without_a_thread_id(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    old = _rollout(root, "2026/01/01", "01a00000-0000-7000-8000-000000000001", "/tmp/proj", 5_000)
+    for day in ("2026/11/28", "2026/11/29", "2026/11/30"):
+        _rollout(root, day, f"01a22c00-0000-7000-8000-0000000{day[-2:]}", "/tmp/other", 1_000)
+    assert codex.current_journals([root], "/tmp/proj", AgentHints()) == []
+    assert codex.current_journals([root], "/tmp/proj", AgentHints({}, (), {"threadId": old.stem[-36:]})) == [
+        str(old)]
+
+
+# -- the recorded 0.171 rollouts ----------------------------------------------------------------
+
+
+def test_recorded_rollouts_keep_only_conversation(tmp_path: Path, store: Store) -> None:
+    home = tmp_path / "home"
+    place_fixtures(home)
+    root = home / ".codex" / "sessions"
+    for path in sorted(root.rglob("*.jsonl")):
+        assert index_file(store, path, [Root(root, "codex")]).error is None
+    by_session = {sid: Counter() for (sid,) in store.rows("SELECT session_id FROM files")}
+    for sid, kind in store.rows("SELECT f.session_id, e.kind FROM entries e JOIN files f ON f.id = e.file_id"):
+        by_session[sid][kind] += 1
+    # each: the prompt once (item_completed), "let me check" and the final text, our call (no
+    # text); our answer is not there, whether called directly, after tool search or from code
+    one_call = Counter({"user": 1, "assistant": 3})
+    assert by_session == {
+        "01a22c77-4e35-7f02-8dc5-cb02ce7976f7": one_call,  # code mode (exec)
+        "01a22c77-a9d2-7b60-abdc-d0b0ee518879": one_call,  # tool search, then the namespace call
+        "01a22c7f-d1b4-7b03-bad4-230cb97f4075": one_call,  # the subagent
+        "01a22c7f-d0fc-7f10-aaa1-aa7d289f27ff": Counter({"user": 1, "assistant": 3, "tool_result": 2}),  # its parent
+    }
+    parents = dict(store.rows("SELECT session_id, parent_session FROM files"))
+    assert parents["01a22c7f-d1b4-7b03-bad4-230cb97f4075"] == "01a22c7f-d0fc-7f10-aaa1-aa7d289f27ff"
+    texts = " ".join(json.dumps(r) for r in store.rows("SELECT tool FROM entries WHERE kind = 'tool_result'"))
+    assert "memory_context" not in texts and "exec" not in texts
+    # the call words of the code-mode script are not indexed either
+    assert not set(index_tokens(store, "tools.mcp__journal_index__memory_context")) <= vocabulary(store)
+
+
+def test_the_example_lines_of_each_call_mode(tmp_path: Path, store: Store) -> None:
+    """examples/: direct namespace call, tool search then call, code mode; laid out as rollouts."""
+    root = tmp_path / "sessions" / "2026" / "11" / "30"
+    root.mkdir(parents=True)
+    for n, name in enumerate(("codex_direct_namespace_call", "codex_gpt55_tool_search_call",
+                              "codex_code_mode_exec_call")):
+        path = root / f"rollout-2026-11-30T12-00-0{n}-0000000{n}-0000-7000-8000-000000000000.jsonl"
+        shutil.copy(AGENT_FIXTURES / "examples" / f"{name}.jsonl", path)
+        assert index_file(store, path, [Root(tmp_path / "sessions", "codex")]).error is None
+    kinds = Counter(kind for (kind,) in store.rows("SELECT kind FROM entries"))
+    assert kinds == Counter({"assistant": 3})  # the three calls; no result of ours
+    assert "jidx" not in vocabulary(store)
+
+
+# -- the real rollouts ---------------------------------------------------------------------------
+
+
+def expected_codex_counts(path: Path) -> Counter[str]:
+    """Entries per kind by DESIGN §5c, with json alone: complete lines only; outputs of our own
+    tool (by name or by Codex's MCP attribution) left out."""
+    counts: Counter[str] = Counter()
+    data = path.read_bytes()
+    own_calls: set[str] = set()
+    for raw in data[: data.rfind(b"\n") + 1].splitlines():
+        if not raw.strip():
+            continue
+        obj = json.loads(raw)
+        kind, payload = obj["type"], obj["payload"]
+        sub = payload.get("type")
+        if kind == "compacted":
+            counts["compaction"] += 1
+        elif kind == "event_msg" and (sub == "user_message" or (
+                sub == "item_completed" and payload["item"].get("type") == "UserMessage")):
+            counts["user"] += 1
+        elif kind == "response_item":
+            said = sub == "message" and payload["role"] == "assistant"
+            summarized = sub == "reasoning" and any(s.get("text", "").strip() for s in payload.get("summary") or [])
+            if said or summarized:
+                counts["assistant"] += 1
+            elif sub in ("function_call", "custom_tool_call", "web_search_call", "local_shell_call"):
+                counts["assistant"] += 1
+                if str(payload.get("name", "")).endswith("memory_context"):
+                    own_calls.add(payload["call_id"])
+            elif sub in ("function_call_output", "custom_tool_call_output"):
+                sources = ((obj.get("metadata") or {}).get("mcp_attribution") or {}).get("sources") or []
+                ours = any(str(s.get("tool_name", "")).endswith("memory_context") for s in sources)
+                if not ours and payload["call_id"] not in own_calls:
+                    counts["tool_result"] += 1
+    return counts
+
+
+KNOWN_PHRASES = {
+    "agentv__00-34f597b72d-1_full.jsonl": "vscode related are stale",
+    "agentv__a3-92ff332928-0_full.jsonl": "agentv-claude-trace plugin",
+    "agentv__dc-1f1cb2cbdc-0_full.jsonl": "save this as entireio checkpoint",
+}
+
+
+@pytest.fixture(scope="module")
+def real_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], dict[Path, Path]]:
+    tmp = tmp_path_factory.mktemp("codex-real")
+    home = tmp / "home"
+    placed = place_codex(home, agent_journals("codex"))
+    env = home_env(home, tmp / "index.db")
+    report = cli_json(env, "index")
+    assert report["errors"] == [] and report["files"] == len(placed) and report["ignoredFiles"] == 0
+    return home, env, placed
+
+
+def _session_of(source: Path) -> str:
+    return str(json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"])
+
+
+def test_real_rollouts_index_exactly_the_expected_entries(real_home: tuple[Path, dict[str, str],
+                                                                           dict[Path, Path]]) -> None:
+    import apsw
+
+    _home, env, placed = real_home
+    conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
+    try:
+        for source, path in placed.items():
+            got = Counter(dict(conn.execute(
+                "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ? "
+                "GROUP BY e.kind", (str(path),)).fetchall()))
+            assert got == expected_codex_counts(source), source.name
+            fmt, session, cwd = conn.execute("SELECT format, session_id, cwd FROM files WHERE path = ?",
+                                             (str(path),)).fetchone()
+            assert (fmt, session, cwd) == ("codex", _session_of(source), "/home/entity/projects/EntityProcess/agentv")
+    finally:
+        conn.close()
+    assert sum(sum(expected_codex_counts(s).values()) for s in placed) == 649
+
+
+def test_real_rollouts_read_back_and_are_found(real_home: tuple[Path, dict[str, str], dict[Path, Path]],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import apsw
+
+    home, env, placed = real_home
+    for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
+    try:
+        ids = [row[0] for row in conn.execute("SELECT entry_id FROM entries ORDER BY rowid")]
+    finally:
+        conn.close()
+    runner = CliRunner()
+    db = env["JOURNAL_INDEX_DB"]
+    for entry_id in ids:
+        answer = json.loads(runner.invoke(cli, ["--db", db, "read", entry_id, "--scope", "global", "--json"]).output)
+        assert answer["status"] == "ok" and answer["entryId"] == entry_id and answer["agent"] == "codex", answer
+    sessions_by_name = {source.name: _session_of(source) for source in placed}
+    for name, phrase in KNOWN_PHRASES.items():
+        result = runner.invoke(cli, ["--db", db, "search", *phrase.split(), "--scope", "global", "--json"])
+        sessions = {hit["sessionId"] for hit in json.loads(result.output)["results"]}
+        assert sessions_by_name[name] in sessions, (name, sessions)
+
+
+def test_real_rollouts_per_agent_status(real_home: tuple[Path, dict[str, str], dict[Path, Path]]) -> None:
+    _home, env, placed = real_home
+    status = cli_json(env, "status")
+    if "byAgent" not in status:
+        pytest.skip("status --json has no per-agent counts yet")
+    assert status["byAgent"]["codex"]["sessions"] == len(placed)
+    assert status["byAgent"]["codex"]["entries"] == sum(sum(expected_codex_counts(s).values()) for s in placed)
+
+
+def test_the_human_words_are_indexed_once(real_home: tuple[Path, dict[str, str], dict[Path, Path]]) -> None:
+    """0.14x writes a prompt as a user message item and as a user_message event: one entry."""
+    from journal_index.store import open_store
+
+    _home, env, _placed = real_home
+    store = open_store(env["JOURNAL_INDEX_DB"])
+    try:
+        rows = store.rows("SELECT count(*) FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
+                          "WHERE entries_fts MATCH '\"please\" \"push\" \"to\" \"PR\" \"from\" \"worktree\"' "
+                          "AND e.kind = 'user'")
+        assert rows == [(1,)]
+    finally:
+        store.close()
