@@ -420,6 +420,19 @@ def test_secret_spans_are_what_redact_replaces() -> None:
     assert secret_spans("") == [] and secret_spans("nothing to see") == []
 
 
+def test_secret_spans_of_a_long_text_are_in_characters() -> None:
+    """Spans of a text scanned in pieces (with margins) count characters, not UTF-8 bytes."""
+    from journal_index.redact import secret_spans
+
+    filler = "naïve café ☕ line with 😀 words\n" * (R.PIECE_SIZE // 40)
+    secrets = ["ghp_" + "x1Y2" * 9, "sk_live_" + "Ab3d" * 6, "hf_" + "Zz9q" * 8]
+    text = "".join(filler + f"key {v} end\n" for v in secrets) + filler
+    assert len(text) > 3 * R.PIECE_SIZE
+    assert [(text[s:e], kind) for s, e, kind in secret_spans(text)] == [
+        (secrets[0], "github_token"), (secrets[1], "stripe_secret_key"), (secrets[2], "huggingface_token")
+    ]
+
+
 def test_a_secret_cut_across_two_parts_of_one_entry_is_redacted() -> None:
     """Streaming splits text into blocks; a key split over two of them is still one key."""
     from journal_index.entry_text import redact_parts
