@@ -149,6 +149,22 @@ def test_a_compaction_keeps_its_message_not_the_history() -> None:
     assert parse(event({"type": "context_compacted"})) is Skip.NOT_INDEXED
 
 
+def test_the_re_embedded_history_never_becomes_terms(tmp_path: Path, store: Store) -> None:
+    path = tmp_path / "sessions" / "2026" / "11" / "30" / f"rollout-2026-11-30T12-38-07-{THREAD}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join([
+        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+        event({"type": "user_message", "message": "first question"}),
+        line("compacted", {"message": "summarywordkept", "replacement_history": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "historyonlyword"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "historyreply"}]}]}),
+    ]) + b"\n")
+    assert index_file(store, path).entries == 2
+    terms = vocabulary(store)
+    assert index_tokens(store, "summarywordkept")[0] in terms
+    assert not set(index_tokens(store, "historyonlyword historyreply")) & terms
+
+
 @pytest.mark.parametrize("raw", [
     line("session_meta", {"id": THREAD, "cwd": "/x"}),
     line("turn_context", {"cwd": "/x", "model": "m"}),
