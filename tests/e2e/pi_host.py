@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,26 @@ class PiRun:
                 f"model requests: {len(self.requests)}")
 
 
+def _last_written(path: Path) -> float | None:
+    """When pi last wrote a journal: the timestamp of its last line that has one (epoch seconds)."""
+    for line in reversed(path.read_text().splitlines()):
+        try:
+            stamp = json.loads(line).get("timestamp")
+        except ValueError:
+            continue
+        if isinstance(stamp, str):
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return None
+
+
+def age_like_history(path: Path) -> None:
+    """Give a copied journal the mtime pi left it with, so it looks like a past session (and not
+    like one written since pi started, which a journal finder would take for the current one)."""
+    written = _last_written(path)
+    if written is not None:
+        os.utime(path, (written, written))
+
+
 def _snapshot(folders: Sequence[Path]) -> dict[Path, tuple[int, int]]:
     seen = {}
     for folder in folders:
@@ -138,6 +159,8 @@ class PiHome:
         self.agent_dir.mkdir(parents=True, exist_ok=True)
         if history:
             shutil.copytree(FIXTURE_SESSIONS, self.sessions_dir)
+            for path in self.sessions_dir.rglob("*.jsonl"):
+                age_like_history(path)
         else:
             self.sessions_dir.mkdir(parents=True, exist_ok=True)
 
@@ -156,6 +179,7 @@ class PiHome:
             header["cwd"] = str(cwd)
             path = target / source.name
             path.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + rest)
+            age_like_history(path)
             copied.append(path)
         return copied
 

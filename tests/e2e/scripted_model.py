@@ -40,9 +40,20 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Reply:
-    """The model answers with text and stops."""
+    """The model answers with text and stops.
+
+    ``prompt_tokens`` is the usage reported for the request (default 10): a figure near the
+    context window makes the host believe its context is full, so it compacts (pi does so before
+    the next prompt), the way a long session would.
+    """
 
     text: str
+    prompt_tokens: int = 10
+
+
+def _usage(answer: list[ToolCall] | Reply) -> dict[str, int]:
+    prompt = answer.prompt_tokens if isinstance(answer, Reply) else 10
+    return {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5}
 
 
 Turn = ToolCall | Reply | Sequence[ToolCall] | Callable[["ModelRequest"], Any]
@@ -221,7 +232,7 @@ def stream_chunks(answer: list[ToolCall] | Reply, model: str, include_usage: boo
         finish = "tool_calls"
     yield _chunk(model, created, {}, finish)
     if include_usage:
-        yield _chunk(model, created, None, usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+        yield _chunk(model, created, None, usage=_usage(answer))
 
 
 def completion(answer: list[ToolCall] | Reply, model: str) -> dict[str, Any]:
@@ -236,7 +247,7 @@ def completion(answer: list[ToolCall] | Reply, model: str) -> dict[str, Any]:
         finish = "tool_calls"
     return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+            "usage": _usage(answer)}
 
 
 def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
