@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from journal_index.entry_text import ANSWER_END, ANSWER_START
 from tests.e2e.node_host import NodeHost, install_inspector
 from tests.e2e.pi_host import FIXTURE_SESSIONS, journal_index_executable
 
@@ -54,7 +55,9 @@ def test_the_inspector_calls_our_tool(inspector: list[str], node_host: NodeHost,
     assert code == 0, err
     assert out["isError"] is False
     text = out["content"][0]["text"]
-    assert text.startswith("search: results 1–")
+    lines = text.splitlines()
+    assert (lines[0], lines[-1]) == (ANSWER_START, ANSWER_END), text  # every answer is signed
+    assert lines[1].startswith("search: results 1–8 in project /home/dev/Apps/prjct")
     assert "entry 20147e3f" in text
     assert out["structuredContent"]["result"]["results"][0]["entryId"] in text
 
@@ -64,3 +67,12 @@ def test_the_inspector_calls_our_tool(inspector: list[str], node_host: NodeHost,
     assert code == 5, err
     assert out["isError"] is True
     assert out["structuredContent"]["error"]["code"] == "bad_argument"
+    assert out["content"][0]["text"].splitlines()[1].startswith("error (bad_argument): ")
+
+    # A read that finds nothing is an error too.
+    code, out, err = inspect(inspector, node_host, tmp_path, "--method", "tools/call", "--tool-name",
+                             "memory_context", "--tool-arg", "action=read", "--tool-arg", "entryId=deadbeef")
+    assert code == 5, err
+    assert out["isError"] is True
+    assert out["structuredContent"]["error"]["code"] == "not_found"
+

@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from journal_index.entry_text import ANSWER_END, ANSWER_START
+from tests.e2e.answers import DIRECT_NAME, codemode_call, result_text, script_output
 from tests.e2e.node_host import PI_VERSION
 from tests.e2e.pi_host import PiHome, PiRun, encoded_cwd_dir, journal_index_executable, journal_index_server
 from tests.e2e.scripted_model import ModelRequest, Reply, ScriptedModel, ToolCall
@@ -29,29 +30,17 @@ pytestmark = pytest.mark.slow
 
 PROBE = Path(__file__).with_name("probe_mcp_server.py")
 HISTORY = "--home-dev-Apps-prjct-prjct-be--"
-DIRECT_NAME = "mcp__journal_index__memory_context"
 RATE_LIMIT_ENTRY = "20147e3f"  # the prjct-be user entry that holds every word of RATE_LIMIT_QUERY
 RATE_LIMIT_QUERY = "600 requests minute bursts"  # two or three entries hold every word: always on page 1
 RATE_LIMIT_SESSION = "01a066a0-b2cd-76ec-8039-f893567c84c9"
 RATE_LIMIT_TEXT = "Rate limiting: per token, 600 requests/minute with bursts up to 100."
 
 
-def codemode_call(arguments: dict[str, Any]) -> ToolCall:
-    """A codemode script that calls our tool once and returns its text and isError as JSON."""
-    script = (f"const r = await tools.{DIRECT_NAME}({json.dumps(arguments)});\n"
-              "return JSON.stringify({isError: r.isError ?? null, text: r.content[0].text});")
-    return ToolCall("codemode", {"code": script})
-
-
-def script_output(tool_result: str) -> dict[str, Any]:
-    """The JSON a ``codemode_call`` script returned, out of codemode's result text."""
-    assert tool_result.startswith("Script completed"), tool_result
-    return dict(json.loads(tool_result[tool_result.index("{"):]))
-
-
-def result_text(message: dict[str, Any]) -> str:
-    """A journal toolResult's text as the model got it: its text blocks, joined."""
-    return "".join(block["text"] for block in message["content"] if block.get("type") == "text")
+def signed_lines(text: str) -> list[str]:
+    """The lines of a signed answer of ours, without the signature (which must be there)."""
+    lines = text.splitlines()
+    assert lines[0] == ANSWER_START and lines[-1] == ANSWER_END, text
+    return lines[1:-1]
 
 
 def assert_clean(run: PiRun, model: ScriptedModel, turns: int) -> None:
@@ -86,10 +75,10 @@ def test_codemode_exposure_the_script_reaches_our_server_and_the_answer_reaches_
 
     found = script_output(run.requests[1].last_tool_result() or "")
     assert found["isError"] is False
-    assert found["text"].startswith("search: results 1–")
-    assert f"in project {project}" in found["text"]
+    lines = signed_lines(found["text"])
+    assert lines[0] == f"search: results 1–8 in project {project}"
     assert f"entry {RATE_LIMIT_ENTRY}" in found["text"]
-    assert "current journal indexed just now" in found["text"]
+    assert lines[-1].startswith("index: ") and "this session indexed just now" in lines[-1]
     page = script_output(run.requests[2].last_tool_result() or "")
     assert page["isError"] is False
     assert RATE_LIMIT_TEXT in page["text"]
@@ -109,7 +98,8 @@ def test_codemode_exposure_the_script_reaches_our_server_and_the_answer_reaches_
 def read_more_of(request: ModelRequest) -> ToolCall:
     """The read call our last answer suggested ("read more: {...}"), as the next turn."""
     text = request.last_tool_result() or ""
-    line = next(row for row in text.splitlines() if row.startswith("read more: "))
+    line = next((row for row in signed_lines(text) if row.startswith("read more: ")), None)
+    assert line is not None, f"no read more line in:\n{text}"
     return ToolCall(DIRECT_NAME, json.loads(line.removeprefix("read more: ")))
 
 
@@ -134,10 +124,10 @@ def test_direct_exposure_the_declared_tool_reaches_our_server_and_the_answer_rea
     assert declared["parameters"]["required"] == ["action"]
 
     found = run.requests[1].last_tool_result() or ""
-    assert found.startswith("search: results 1–")
+    assert signed_lines(found)[0] == f"search: results 1–8 in project {project}"
     assert f"entry {RATE_LIMIT_ENTRY}" in found
     page = run.requests[2].last_tool_result() or ""
-    assert "(characters 0–" in page
+    assert signed_lines(page)[1].startswith("(characters 0–")
 
     # The journal holds the call as the model made it and the result exactly as the model got it.
     calls, results = run.journal.tool_calls(), run.journal.tool_results()
