@@ -275,6 +275,14 @@ def test_the_thread_id_names_the_rollout(tmp_path: Path) -> None:
     assert str(other) not in codex.current_journals([root], "/tmp/proj", AgentHints({}, (), {"threadId": "*"}))
 
 
+def test_a_thread_id_tells_its_day_folder() -> None:
+    """Thread ids are UUIDv7: the rollout's folder is looked up first by the id's own time."""
+    days = codex._days_of(THREAD)
+    assert "2026/11/30" in days and len(days) == 3
+    assert codex._days_of("019ed836-b1da-78f1-8a0c-e598363d10f4")[0] == "2026/06/18"  # a real rollout's day
+    assert codex._days_of("4fec7ea0-3335-43ec-a178-d4ab47d5aef3") == []  # not a UUIDv7
+
+
 def test_only_the_newest_day_folders_are_searched_without_a_thread_id(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     old = _rollout(root, "2026/01/01", "01a00000-0000-7000-8000-000000000001", "/tmp/proj", 5_000)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,20 @@ def _thread_of(meta: Mapping[str, Any]) -> str | None:
     return thread if isinstance(thread, str) and _SAFE_ID.fullmatch(thread) else None
 
 
+def _days_of(thread: str) -> list[str]:
+    """The YYYY/MM/DD folders a thread's rollout is likely in: a thread id is a UUIDv7, whose
+    first 48 bits are its creation time (the folder is that day in local time; ± a day for
+    clocks and zones), so a lookup need not list years of folders."""
+    digits = thread.replace("-", "")
+    if len(digits) != 32 or digits[12] != "7":
+        return []
+    try:
+        created = datetime.fromtimestamp(int(digits[:12], 16) / 1000)
+    except (ValueError, OverflowError, OSError):
+        return []
+    return [(created + timedelta(days=d)).strftime("%Y/%m/%d") for d in (0, -1, 1)]
+
+
 def _day_folders(root: Path) -> list[Path]:
     """The newest few YYYY/MM/DD folders of a root (names sort by date)."""
     days: list[Path] = []
@@ -186,8 +201,10 @@ def current_journals(roots: Sequence[Path], cwd: str, hints: AgentHints) -> list
     if thread is not None:
         pattern = f"rollout-*-{thread}.jsonl"
         for root in roots:
-            for found in (*root.glob(f"*/*/*/{pattern}"), *root.glob(pattern)):
-                return [os.path.abspath(found)]
+            likely = [f"{day}/{pattern}" for day in _days_of(thread)]
+            for glob in (*likely, f"*/*/*/{pattern}", pattern):
+                for found in root.glob(glob):
+                    return [os.path.abspath(found)]
     recent: list[Path] = []
     for root in roots:
         for day in _day_folders(root):
