@@ -32,7 +32,7 @@ from journal_index.store import open_store
 from journal_index.tool_args import DESCRIPTION, INSTRUCTIONS
 from tests.e2e.answers import DIRECT_NAME, EXPOSURES, SERVER_LINE, Answer, Hit, answers, call, model_texts
 from tests.e2e.node_host import NodeHost
-from tests.e2e.pi_host import JournalFile, PiHome, PiRun, journal_index_server
+from tests.e2e.pi_host import JournalFile, PiHome, PiRun, journal_index_executable, journal_index_server
 from tests.e2e.scripted_model import Reply, ScriptedModel
 from tests.helpers import index_tokens, vocabulary
 
@@ -485,3 +485,41 @@ def test_pi_session_dir_flag_is_invisible_to_the_server(pi_home: PiHome, project
     found = answers(run, "direct")[0]
     assert "current session not found" in found.index_line, found.describe()
 
+
+
+# A pi extension knows the session file (and folder) and can start journal-index with both.
+SESSION_FILE_EXTENSION = """
+export default function (pi: any) {
+  pi.on("session_start", async (_event: any, ctx: any) => {
+    const args = ["--db", DB, "--sessions", ctx.sessionManager.getSessionDir(),
+                  "--sessions", process.env.HOME + "/.pi/agent/sessions", "mcp"];
+    const file = ctx.sessionManager.getSessionFile();
+    if (file) args.push("--session-file", file);
+    pi.registerMcpServer("journal-index", { command: COMMAND, args, exposure: EXPOSURE });
+  });
+}
+"""
+
+
+@pytest.mark.parametrize("exposure", EXPOSURES)
+def test_a_pi_extension_can_tell_the_server_the_session_file(pi_home: PiHome, project: Path, tmp_path: Path,
+                                                             exposure: str) -> None:
+    """With pi --session-dir, an extension that registers the server on session_start with
+    --session-file and --sessions (pi.registerMcpServer) finds the session exactly."""
+    folder = tmp_path / "flat-sessions"
+    source = (SESSION_FILE_EXTENSION.replace("DB", json.dumps(str(tmp_path / "index.db")))
+              .replace("COMMAND", json.dumps(str(journal_index_executable())))
+              .replace("EXPOSURE", json.dumps(exposure)))
+    (pi_home.agent_dir / "extensions").mkdir()
+    (pi_home.agent_dir / "extensions" / "journal-index.ts").write_text(source)
+    args = ["--session-dir", str(folder)]
+    with ScriptedModel([Reply(EARLIER_REPLY)]) as model:
+        earlier = pi_home.run(EARLIER_PROMPT, model, project, args=args, watch=[folder])
+    assert_clean(earlier, model)
+    with ScriptedModel([call(exposure, {"action": "search", "query": "numbatline ttl"}), Reply("x")]) as model:
+        now = pi_home.run("Search for it.", model, project, args=args, watch=[folder])
+    assert_clean(now, model)
+    found = answers(now, exposure)[0]
+    assert "this session indexed just now" in found.index_line, found.describe()
+    earlier_id = earlier.journal.header()["id"]
+    assert [h.session_id for h in found.hits()] == [earlier_id, earlier_id], found.describe()
