@@ -33,7 +33,7 @@ from journal_index.tool_args import DESCRIPTION, INSTRUCTIONS
 from tests.e2e.answers import DIRECT_NAME, EXPOSURES, SERVER_LINE, Answer, Hit, answers, call, model_texts
 from tests.e2e.node_host import NodeHost
 from tests.e2e.pi_host import JournalFile, PiHome, PiRun, journal_index_executable, journal_index_server
-from tests.e2e.scripted_model import Reply, ScriptedModel
+from tests.e2e.scripted_model import Reply, ScriptedModel, Turn
 from tests.helpers import index_tokens, vocabulary
 
 pytestmark = pytest.mark.slow
@@ -207,7 +207,7 @@ def run_session(node_host: NodeHost, folder: Path, exposure: str) -> Session:
     db = folder / "index.db"
     setup_project(home, project, db, exposure)
     home.write_settings({"compaction": {"keepRecentTokens": KEEP_RECENT_TOKENS}})
-    script = [
+    script: list[Turn] = [
         *(call(exposure, arguments) for _, arguments in FIRST_CALLS), Reply("noted"),
         Reply("ok", prompt_tokens=FULL_CONTEXT),
         Reply(SUMMARY),  # pi's compaction asks the model for the summary
