@@ -103,20 +103,11 @@ _CMDLINE = r"[^\n|;&]*?[ \t]"
 RULES: Final[tuple[Rule, ...]] = (
     # Multi-line and structural shapes first: they start earliest, and on a tie the first wins.
     _tok("private_key", PEM),
-    # A YAML `data:`/`stringData:` block (accepted only inside a `kind: Secret` document), with
-    # real or JSON-escaped newlines. Every line must end in a newline, so the loop is unambiguous.
-    Rule(
-        "kubernetes_secret_data",
-        r"(?m:^)[ \t]*(?:- )?(?:data|stringData):[ \t]*\r?\n"
-        r"(?P<blk>(?:[ \t][^\r\n]*\r?\n)*(?:[ \t][^\r\n]*)?)",
-        "k8s",
-    ),
-    Rule(
-        "kubernetes_secret_data",
-        r"(?:(?m:^)|\\n)[ \t]*(?:- )?(?:data|stringData):[ \t]*\\n"
-        r"(?P<blk>(?:[ \t](?:[^\r\n\\]|\\[^n])*\\n)*)",
-        "k8s",
-    ),
+    # A YAML `data:`/`stringData:` line (accepted only inside a `kind: Secret` document), with
+    # real or JSON-escaped newlines. The block of lines under it is found in Python (_k8s_block):
+    # matched here, every `data:` line nested in a block would rescan the rest of it.
+    Rule("kubernetes_secret_data", r"(?m:^)[ \t]*(?:- )?(?:data|stringData):[ \t]*\r?\n", "k8s"),
+    Rule("kubernetes_secret_data", r"(?:(?m:^)|\\n)[ \t]*(?:- )?(?:data|stringData):[ \t]*\\n", "k8s"),
     Rule("kubernetes_secret_data", r"\\{0,4}\"(?:data|stringData)\\{0,4}\"[ \t]*:[ \t]*\{(?P<blk>[^{}]*)\}", "k8s"),
     _tok("docker_config_auth", r"\\{0,4}\"auth\\{0,4}\"[ \t]*:[ \t]*\\{0,4}\"(?P<v>[A-Za-z0-9+/]{8,}={0,2})"),
     _tok("azure_connection_string", r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"),
@@ -517,17 +508,34 @@ _K8S_JSON_VALUE = re.compile(r"""\\{0,4}"(?:[^"\\]|\\[^"\\])*\\{0,4}"\s*:\s*\\{0
 _LINE_SPLIT = re.compile(r"(\r?\n|\\n)")
 
 
-def _k8s_spans(m: Match) -> list[tuple[int, int]] | None:
+# The lines of a YAML data block: each starts with a blank and ends in a newline (the last may
+# not), so the loop is unambiguous and linear in Python's re too.
+_K8S_BLOCK = re.compile(rb"(?:[ \t][^\r\n]*\r?\n)*(?:[ \t][^\r\n]*)?")
+_K8S_BLOCK_ESCAPED = re.compile(rb"(?:[ \t](?:[^\r\n\\]|\\[^n])*\\n)*")
+
+
+def _k8s_block(m: Match) -> tuple[int, int, int]:
+    """Start and end of the data block a k8s match heads, and where the whole shape ends."""
+    if "blk" in m.re.groupindex:  # JSON: the object is in the match
+        return m.start("blk"), m.end("blk"), m.end()
+    rx = _K8S_BLOCK_ESCAPED if m.group(0).endswith(b"\\n") else _K8S_BLOCK
+    block = rx.match(m.string, m.end(), m.endpos)
+    end = m.end() if block is None else block.end()
+    return m.end(), end, end
+
+
+def _k8s_spans(m: Match, bs: int, be: int, stop: int) -> list[tuple[int, int]] | None:
     """Spans of the values in a Secret's data/stringData block, or None if this is no Secret."""
-    s, e = m.span()
-    if not _K8S_KIND.search(_slice(m, s - 4000, e + 4000)):
+    s = m.start()
+    if not _K8S_KIND.search(_slice(m, s - 4000, stop + 4000)):
         return None
-    bs, be = m.span("blk")
     buf = m.string
     found: list[tuple[int, int]] = []
     if _txt(m.group(0)).lstrip("\\").startswith('"'):
         blk = _txt(buf[bs:be])
         for v in _K8S_JSON_VALUE.finditer(blk):
+            if _K8S_KIND.search(v.group(0)):
+                continue  # `"kind": "Secret"` is evidence, not data (see below)
             a = bs + _blen(blk[: v.start(1)])
             found.append((a, a + _blen(v.group(1))))
         return found or None
@@ -541,7 +549,9 @@ def _k8s_spans(m: Match) -> list[tuple[int, int]] | None:
                 break
             kv = _K8S_YAML_LINE.match(line)
             value = kv.group(2).rstrip() if kv else ""
-            if kv and value and value not in ("|", ">", "|-", ">-") and _MARK not in value:
+            # (The `kind: Secret` line itself is evidence, not data: redacted, the next pass
+            # would find no Secret and judge the block again as ordinary text.)
+            if kv and value not in ("", "|", ">", "|-", ">-") and _MARK not in value and not _K8S_KIND.search(line):
                 a = pos + _blen(kv.group(1))
                 found.append((a, a + _blen(value)))
         pos += _blen(line)
@@ -677,6 +687,7 @@ class Engine:
         self.cache = cache
         self.full = _Table(RULES)
         self._tokens: _Table | None = None
+        self._k8s_plain: tuple[bytes, int] | None = None  # the last data block that was no Secret
         self.disagreements = 0  # finder and resolver differing (should stay 0; tests check)
 
     @property
@@ -734,6 +745,8 @@ class Engine:
             self.disagreements += 1
             return s, s + 1, [], False
         rule, one = table.rules[won[0]], won[1]
+        if rule.check == "k8s":
+            return self._judge_k8s(buf, rule, one)
         found = _accept(rule, one)
         if found is not None:
             if rule.rescan and table is self.full and len(found[1]) == 1 and found[1][0][1] - found[1][0][0] >= 20:
@@ -743,9 +756,7 @@ class Engine:
                 named = self._matches(buf, vs, ve, self.tokens)
                 if len(named) == 1 and named[0][1] == [(vs, ve)]:
                     found = named[0]
-            return one.end(), one.end(), [found], rule.check != "k8s"
-        if rule.check == "k8s":
-            return one.end(), one.start("blk"), [], False  # not a Secret: its lines are ordinary text
+            return one.end(), one.end(), [found], True
         inner = []
         if rule.rescan and table is self.full:
             value = _value(one)
@@ -754,6 +765,27 @@ class Engine:
                 # the token rules (no name=value rules, so no nesting; still linear).
                 inner = self._matches(buf, value[1], value[2], self.tokens)
         return one.end(), one.end(), inner, True
+
+    def _judge_k8s(
+        self, buf: bytes, rule: Rule, one: Match
+    ) -> tuple[int, int, list[tuple[str, list[tuple[int, int]]]], bool]:
+        """A Kubernetes data block: its values if it sits in a Secret. Never cached: the check
+        reads 4000 bytes around the block. A block that is no Secret is ordinary text: the scan
+        goes on from its first line."""
+        plain = self._k8s_plain
+        yaml = "blk" not in one.re.groupindex
+        if yaml and plain is not None and plain[0] is buf and one.start() < plain[1]:
+            # A `data:` line inside a block already found to be no Secret: its own block ends no
+            # later, so its window holds no `kind: Secret` either. (Else hostile `data:\n data:\n
+            # data:…` would judge the rest of the block once per line.)
+            return one.end(), one.end(), [], False
+        bs, be, stop = _k8s_block(one)
+        spans = _k8s_spans(one, bs, be, stop)
+        if spans is None:
+            if yaml:
+                self._k8s_plain = (buf, be)
+            return bs, bs, [], False
+        return stop, stop, [(rule.kind, spans)], False
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every secret in ``text``, in characters, sorted, disjoint."""
@@ -835,9 +867,6 @@ def _marker_in(buf: bytes, s: int, e: int) -> tuple[int, int] | None:
 
 
 def _accept(rule: Rule, m: Match) -> tuple[str, list[tuple[int, int]]] | None:
-    if rule.check == "k8s":
-        blocks = _k8s_spans(m)
-        return None if blocks is None else (rule.kind, blocks)
     if not _CHECKS[rule.check](m):
         return None
     kind = rule.kind
