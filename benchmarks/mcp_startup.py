@@ -1,6 +1,6 @@
 """Start-up of ``journal-index mcp``: what a host waits for before it can list or call our tool.
 
-    python -m benchmarks.mcp_startup [--runs 10] [--json FILE]
+    python -m benchmarks.mcp_startup [--runs 10] [--import-runs 5] [--json FILE]
 
 1.  spawn + initialize: start ``journal-index --db X --sessions EMPTY mcp`` (the console script
     next to this interpreter), send MCP ``initialize``, and time from just before the spawn to the
@@ -9,7 +9,10 @@
     The floor of a Python process on this machine (``python -c pass``) is timed the same way.
 2.  imports: ``python -X importtime -c "import journal_index.mcp_server"``, its self times summed
     by owner: the interpreter's own start-up, journal_index (and what only it imports), the MCP
-    SDK (``mcp`` and everything first imported under it: pydantic, anyio, starlette, …).
+    SDK (``mcp`` and the distributions it requires: pydantic, anyio, starlette, …; a stdlib module
+    counts for whoever imported it first). Median of ``--import-runs`` runs per owner. The same for
+    what the console script imports before serving (``journal_index.cli`` first), which is what a
+    host waits for.
 
 No figure here is asserted anywhere; machines differ. Standard library only.
 """
@@ -35,6 +38,8 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 WARMUP = 2
+# What `journal-index mcp` imports before it can answer: the console script's CLI module, then the server.
+ENTRY_IMPORTS = "journal_index.cli, journal_index.mcp_server"
 _IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( +)(\S+)$")
 
 
@@ -65,13 +70,21 @@ def handshake(folder: Path) -> tuple[float, float, dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JOURNAL_INDEX_", "PI_"))}
     env["HOME"] = str(folder / "home")
     argv = [str(executable()), "--db", str(folder / "index.db"), "--sessions", str(folder / "sessions"), "mcp"]
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=env, cwd=folder)
+    errors = folder / "stderr.txt"
+    with open(errors, "wb") as stderr:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                                cwd=folder)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         _send(proc.stdin, INITIALIZE)
-        init = _reply(proc.stdout, 1)
+        try:
+            init = _reply(proc.stdout, 1)
+        except RuntimeError:
+            proc.wait(timeout=10)
+            tail = "\n".join(errors.read_text(errors="replace").splitlines()[-5:])
+            raise SystemExit(f"journal-index mcp exited {proc.returncode} before answering initialize:\n"
+                             f"{tail}") from None
         initialized = time.perf_counter() - started
         _send(proc.stdin, INITIALIZED)
         _send(proc.stdin, TOOLS_LIST)
@@ -133,10 +146,23 @@ def _owner_of_package() -> dict[str, str]:
     return owners
 
 
-def import_shares() -> dict[str, Any]:
-    """Self times of ``import journal_index.mcp_server`` (microseconds) summed by owner: a module of
-    a package goes to that package's owner, a stdlib module to the owner of what imported it."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import journal_index.mcp_server"],
+def import_shares(modules: str, runs: int) -> dict[str, Any]:
+    """``runs`` runs of :func:`import_once`: the median per owner, and the slowest modules of the
+    median run (by total)."""
+    once = sorted((import_once(modules) for _ in range(runs)), key=lambda r: r["totalMs"])
+    owners = list(once[0]["byOwnerMs"])
+    by_owner = {k: statistics.median(r["byOwnerMs"][k] for r in once) for k in owners}
+    total = sum(by_owner.values())
+    middle = once[len(once) // 2]
+    return {"import": modules, "runs": runs, "totalMs": total, "byOwnerMs": by_owner,
+            "shares": {k: v / total for k, v in by_owner.items()},
+            "mcpServerCumulativeMs": middle["mcpServerCumulativeMs"], "slowestSelfMs": middle["slowestSelfMs"]}
+
+
+def import_once(modules: str) -> dict[str, Any]:
+    """Self times of ``import MODULES`` (microseconds) summed by owner: a module of a package goes
+    to that package's owner, a stdlib module to the owner of what imported it."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {modules}"],
                           capture_output=True, text=True, check=True)
     rows = []
     for line in done.stderr.splitlines():
@@ -166,6 +192,7 @@ def import_shares() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--import-runs", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="mcp-startup-") as tmp:
@@ -178,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = [handshake(folder) for _ in range(args.runs)]
         floors = [python_floor() for _ in range(args.runs)]
     instructions = runs[0][2].get("instructions") or ""
-    imports = import_shares()
+    imports = import_shares("journal_index.mcp_server", args.import_runs)
+    entry = import_shares(ENTRY_IMPORTS, args.import_runs)
     results = {
         "runs": args.runs,
         "initializeSeconds": spread([r[0] for r in runs]),
@@ -186,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         "pythonFloorSeconds": spread(floors),
         "instructionsFirstLine": instructions.splitlines()[0] if instructions else None,
         "imports": imports,
+        "entryPointImports": entry,
     }
     init, listed, floor = results["initializeSeconds"], results["toolsListSeconds"], results["pythonFloorSeconds"]
     print(f"journal-index mcp, {args.runs} runs after {WARMUP} warm-up runs (median, min–max):")
@@ -195,10 +224,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{listed['max'] * 1000:.1f})")
     print(f"  python -c pass (floor)     {floor['median'] * 1000:7.1f} ms")
     print(f"  instructions sent: {'yes' if instructions else 'NO'}")
-    print(f"import journal_index.mcp_server (-X importtime, self times summed): {imports['totalMs']:.1f} ms")
-    for owner, ms in imports["byOwnerMs"].items():
-        print(f"  {owner:<14} {ms:7.1f} ms  {imports['shares'][owner]:6.1%}")
-    print("  slowest modules (self): " + ", ".join(f"{name} {ms:.1f} ms" for ms, name in imports["slowestSelfMs"][:5]))
+    for shares in (imports, entry):
+        print(f"import {shares['import']} (-X importtime, self times summed, median of {shares['runs']}): "
+              f"{shares['totalMs']:.1f} ms")
+        for owner, ms in shares["byOwnerMs"].items():
+            print(f"  {owner:<14} {ms:7.1f} ms  {shares['shares'][owner]:6.1%}")
+        print("  slowest modules (self): "
+              + ", ".join(f"{name} {ms:.1f} ms" for ms, name in shares["slowestSelfMs"][:5]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2))
