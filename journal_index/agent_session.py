@@ -105,7 +105,7 @@ def current_journal(roots: Sequence[Root], cwd: str, host: Host, env: Mapping[st
     """
     hints = AgentHints(os.environ if env is None else env, host.argv, call_meta or {})
     now = time.time() if now is None else now
-    since = host.started - 2 if host.started is not None else now - FRESH_SECONDS
+    since = host.started if host.started is not None else now - FRESH_SECONDS
     formats = [host.format] if host.format is not None else all_formats()
     newest: tuple[float, str] | None = None
     for fmt in formats:

@@ -15,10 +15,12 @@ Three rules every format shares:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from journal_index.formats import Entry, ToolCall
-from journal_index.redact import redact, secret_spans
+from journal_index.redact import redact, redact_region, secret_spans
+from journal_index.text_forms import INDEX_HEAD_CHARS, INDEX_TAIL_CHARS
 
 # Plain ASCII brackets and words: they survive JSON escaping (even HTML-safe or ASCII-only
 # encoders) when a host serializes our answer inside its own tool result.
@@ -67,27 +69,73 @@ def call_summary(call: ToolCall) -> str:
     return line[:_MAX_CALL_CHARS]
 
 
-def entry_parts(entry: Entry, call: ToolCall | None) -> list[str]:
-    """The entry's parts, a tool result's led by its call (or just its tool's name)."""
+@dataclass(frozen=True)
+class Texts:
+    """An entry's text, redacted. ``full`` is what reads and excerpts show; ``light`` is what
+    people and agents said and what names each tool call; ``bulky`` tells whether ``full``
+    also holds tool output or call arguments (indexed apart, without positions)."""
+
+    full: str
+    light: str
+    bulky: bool
+
+
+# Where a segment of an entry goes: the text read back, the light index, or both.
+BOTH, READ_ONLY, LIGHT_ONLY = "both", "read", "light"
+
+
+def _segments(entry: Entry, call: ToolCall | None) -> list[tuple[str, str]]:
+    """(text, where) for each piece of an entry, in reading order: a result's call first, what
+    was said, each call (its summary indexed with what was said, its full text read back),
+    then the output."""
+    segments: list[tuple[str, str]] = []
     if entry.kind == "tool_result":
         lead = call_summary(call) if call is not None else entry.tool
         if lead:
-            return [lead, *entry.parts]
-    return entry.parts
+            segments.append((lead, BOTH))
+    segments += [(p, BOTH) for p in entry.parts]
+    for made in entry.calls:
+        if made.shown:
+            segments += [(call_summary(made), LIGHT_ONLY), (made.text(), READ_ONLY)]
+    segments += [(p, READ_ONLY) for p in entry.output]
+    return segments
+
+
+def compose(entry: Entry, call: ToolCall | None) -> Texts:
+    """The entry's texts: our own answers cut out, then redacted across the joins of its parts."""
+    segments = [(strip_our_answers(text), where) for text, where in _segments(entry, call)]
+    redacted = _redact_each(segments)
+    full = "\n".join(t for t, (_, where) in zip(redacted, segments, strict=True) if where != LIGHT_ONLY)
+    light = "\n".join(t for t, (_, where) in zip(redacted, segments, strict=True) if where != READ_ONLY)
+    return Texts(full, light, any(where == READ_ONLY and text for text, where in segments))
 
 
 def entry_text(entry: Entry, call: ToolCall | None) -> str:
-    """What the index holds terms of and what reads and excerpts show: the parts (a tool
-    result led by its call), without our own answers, redacted."""
-    parts = [strip_our_answers(p) for p in entry_parts(entry, call)]
-    return redact_parts(parts)
+    """What reads and excerpts show: the parts (a tool result led by its call), without our own
+    answers, redacted."""
+    return compose(entry, call).full
+
+
+def searchable_text(entry: Entry, call: ToolCall | None) -> str:
+    """The part of the full text that holds terms (head and tail of a giant entry), redacted;
+    a giant entry is not redacted whole for one excerpt."""
+    raw = "\n".join(strip_our_answers(t) for t, where in _segments(entry, call) if where != LIGHT_ONLY)
+    if len(raw) <= INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+        return compose(entry, call).full
+    return (redact_region(raw, 0, INDEX_HEAD_CHARS) + "\n"
+            + redact_region(raw, len(raw) - INDEX_TAIL_CHARS, len(raw)))
+
+
+def _redact_each(segments: list[tuple[str, str]]) -> list[str]:
+    parts = [text for text, _ in segments]
+    if len(parts) > 1:
+        parts = _mask_across_joins(parts)
+    return [redact(p) if p else p for p in parts]
 
 
 def redact_parts(parts: list[str]) -> str:
     """The parts redacted one by one and across their joins, then joined by newlines."""
-    if len(parts) > 1:
-        parts = _mask_across_joins(parts)
-    return "\n".join(redact(p) if p else p for p in parts)
+    return "\n".join(_redact_each([(p, BOTH) for p in parts]))
 
 
 def _mask_across_joins(parts: list[str]) -> list[str]:

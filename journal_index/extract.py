@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_index.entry_text import entry_text
+from journal_index.entry_text import compose
 from journal_index.formats import Entry, JournalFormat, SessionName, Skip, ToolCall, split_objects
 from journal_index.redact import redact
 from journal_index.text_forms import index_form, indexed_part
@@ -35,10 +35,10 @@ Lookback = Callable[[str, int], CallSite | None]  # (call id, result offset) →
 
 @dataclass
 class Extracted:
-    # (entry_id, parent_id, ts, kind, role, tool, chars, offset, length, tokens_before,
-    #  link_offset, link_length)
+    # (entry_id, ts, kind, role, tool, chars, offset, length, tokens_before, link_offset, link_length)
     rows: list[tuple[Any, ...]] = field(default_factory=list)
-    terms: list[tuple[int, str]] = field(default_factory=list)  # (index into rows, text for the FTS)
+    terms: list[tuple[int, str]] = field(default_factory=list)  # (index into rows, light text for entries_fts)
+    bulk: list[tuple[int, str]] = field(default_factory=list)  # (index into rows, whole text for entries_bulk)
     skipped: int = 0
     name: str | None = None  # the last session name seen (redacted)
     last_ts: int | None = None
@@ -112,15 +112,20 @@ class Extractor:
         self._remember(entry, offset, length)
         site = self._linked(entry, offset)
         call = site.call if site is not None else None
-        if call is not None and self.fmt.is_own_tool(call.name):
+        if call is not None and (not call.shown or self.fmt.is_own_tool(call.name)):
             return  # our own answer, however the host labelled its result
         tool = entry.tool or (call.name if call is not None else None)
-        text = entry_text(entry, call)
-        out.rows.append((entry.entry_id, entry.parent_id, entry.ts, entry.kind, entry.role, tool, len(text),
+        texts = compose(entry, call)
+        if not texts.full.strip() and entry.kind != "compaction":
+            return  # nothing a search could find (a compaction still marks where the context restarts)
+        out.rows.append((entry.entry_id, entry.ts, entry.kind, entry.role, tool, len(texts.full),
                          offset, length, entry.tokens_before,
                          site.offset if site else None, site.length if site else None))
-        if text.strip():
-            out.terms.append((len(out.rows) - 1, index_form(indexed_part(text))))
+        row = len(out.rows) - 1
+        if texts.light.strip():
+            out.terms.append((row, index_form(indexed_part(texts.light))))
+        if texts.bulky:
+            out.bulk.append((row, index_form(indexed_part(texts.full))))
         if entry.ts is not None and (out.last_ts is None or entry.ts > out.last_ts):
             out.last_ts = entry.ts
         if entry.kind == "compaction":

@@ -40,10 +40,11 @@ GROUP_ROWS = 4000
 GROUP_ITEMS = 256
 
 _INSERT_ENTRY = (
-    "INSERT INTO entries(rowid, file_id, entry_id, parent_id, ts, kind, role, tool, chars, offset, "
-    "length, tokens_before, link_offset, link_length) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO entries(rowid, file_id, entry_id, ts, kind, role, tool, chars, offset, "
+    "length, tokens_before, link_offset, link_length) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_TERMS = "INSERT INTO entries_fts(rowid, body) VALUES(?, ?)"
+_INSERT_BULK = "INSERT INTO entries_bulk(rowid, body) VALUES(?, ?)"
 
 
 def fingerprint(data: bytes) -> str:
@@ -148,10 +149,9 @@ def _tail(window: bytes, data: bytes) -> bytes:
 
 def forget_file(store: Store, file_id: int) -> None:
     """Drop a journal's rows and terms (inside the caller's transaction)."""
-    store.conn.execute(
-        "DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?)",
-        (file_id,),
-    )
+    for table in ("entries_fts", "entries_bulk"):
+        store.conn.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?)",
+                           (file_id,))
     store.conn.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
 
 
@@ -394,6 +394,7 @@ class _Journal:
             base = int(self.store.value("SELECT max(rowid) FROM entries", default=0)) + 1
             conn.executemany(_INSERT_ENTRY, [(base + i, self.file_id, *row) for i, row in enumerate(extracted.rows)])
             conn.executemany(_INSERT_TERMS, [(base + i, text) for i, text in extracted.terms])
+            conn.executemany(_INSERT_BULK, [(base + i, text) for i, text in extracted.bulk])
         if extracted.compactions:
             self._mark_context(extracted.compactions[-1])
         skipped = extracted.skipped + block.skipped
@@ -457,7 +458,7 @@ class _Writer:
         if journal.conflicted:
             return
         self.items.append((journal, block, extracted))
-        self.chars += sum(len(text) for _, text in extracted.terms)
+        self.chars += sum(len(text) for _, text in extracted.terms) + sum(len(text) for _, text in extracted.bulk)
         self.rows += len(extracted.rows)
         if self.chars >= GROUP_CHARS or self.rows >= GROUP_ROWS or len(self.items) >= GROUP_ITEMS:
             self.flush()

@@ -113,6 +113,11 @@ class Answer:
         return {"text": self.text, **self.structured()}
 
 
+def _inside(path: str, folder: Path) -> bool:
+    real = os.path.realpath(path)
+    return real.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+
+
 class MemoryTool:
     """The tool over one store, opened once and kept (the MCP server makes many calls)."""
 
@@ -199,6 +204,12 @@ class MemoryTool:
     def _refresh(self, store: Store, meta: Mapping[str, Any]) -> IndexState:
         state = IndexState()
         path = self.session_file or current_journal(self.roots, self.cwd, self.host, call_meta=meta)
+        if path is not None and not any(_inside(path, r.path) for r in self.roots):
+            # The agent keeps this session where no root reaches (a folder set in the project's
+            # own settings): its neighbours are the same agent's earlier sessions, so they count.
+            folder = Root(Path(os.path.dirname(os.path.abspath(path))))
+            self.roots.append(folder)
+            self._fill(store, [folder])
         if path is not None:
             result = index_file(store, path, self.roots)
             state.current_path, state.new_entries, state.current_error = path, result.entries, result.error
@@ -216,7 +227,15 @@ class MemoryTool:
         """No backfill has ever run: index journals the index has not seen, within a time budget."""
         if time.monotonic() - self._walked_at < REWALK_SECONDS:
             return None
-        roots = [r for r in self.roots if r.path.is_dir()]
+        filled = self._fill(store, self.roots)
+        if filled is not None and filled[0] >= filled[1]:
+            self._walked_at = time.monotonic()
+        return filled
+
+    def _fill(self, store: Store, roots: list[Root]) -> tuple[int, int] | None:
+        """Index the journals under ``roots`` the index has not seen, within a time budget:
+        (indexed, total), or None when no root exists."""
+        roots = [r for r in roots if r.path.is_dir()]
         if not roots:
             return None
         paths = discover(roots)
@@ -227,10 +246,8 @@ class MemoryTool:
         for path in missing:
             if time.monotonic() > deadline:
                 break
-            index_file(store, path, roots)
+            index_file(store, path, self.roots)
             done += 1
-        if done >= len(paths):
-            self._walked_at = time.monotonic()
         return done, len(paths)
 
     # -- actions ----------------------------------------------------------------

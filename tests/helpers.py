@@ -9,39 +9,47 @@ from typing import Any
 from journal_index.store import Store
 
 
+FTS_TABLES = ("entries_fts", "entries_bulk")
+
+
 def vocabulary(store: Store) -> set[str]:
-    """Every term in the FTS index, read through an fts5vocab table."""
-    store.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_row USING fts5vocab(main, entries_fts, row)")
-    return {row[0] for row in store.conn.execute("SELECT term FROM temp.vocab_row")}
+    """Every term in both FTS tables, read through fts5vocab tables."""
+    terms: set[str] = set()
+    for table in FTS_TABLES:
+        store.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_row_{table} USING fts5vocab(main, {table}, row)")
+        terms |= {row[0] for row in store.conn.execute(f"SELECT term FROM temp.vocab_row_{table}")}
+    return terms
 
 
-def term_instances(store: Store) -> list[tuple[str, str, int, int]]:
-    """(term, journal path, line offset, token position) for every indexed token: rowid-free."""
-    store.conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_inst USING fts5vocab(main, entries_fts, instance)")
-    rows = store.rows(
-        "SELECT v.term, f.path, e.offset, v.offset FROM temp.vocab_inst v "
-        "JOIN entries e ON e.rowid = v.doc JOIN files f ON f.id = e.file_id")
-    return sorted(rows)
+def term_instances(store: Store) -> list[tuple[str, str, str, int, int | None]]:
+    """(table, term, journal path, line offset, token position) for every indexed token: rowid-free
+    (the bulk table keeps no positions)."""
+    rows = []
+    for table in FTS_TABLES:
+        store.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_inst_{table} USING fts5vocab(main, {table}, instance)")
+        rows += [(table, *r) for r in store.rows(
+            f"SELECT v.term, f.path, e.offset, v.offset FROM temp.vocab_inst_{table} v "
+            "JOIN entries e ON e.rowid = v.doc JOIN files f ON f.id = e.file_id")]
+    return sorted(rows, key=lambda r: (r[0], r[1], r[2], r[3], -1 if r[4] is None else r[4]))
 
 
 def entry_rows(store: Store) -> list[tuple[Any, ...]]:
     """The entries table without rowids, in a stable order."""
     return sorted(store.rows(
-        "SELECT f.path, e.entry_id, e.parent_id, e.ts, e.kind, e.role, e.tool, e.chars, e.offset, "
+        "SELECT f.path, e.entry_id, e.ts, e.kind, e.role, e.tool, e.chars, e.offset, "
         "e.length, e.tokens_before FROM entries e JOIN files f ON f.id = e.file_id"))
 
 
-def snapshot(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, int, int]]]:
+def snapshot(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, str, int, int | None]]]:
     return entry_rows(store), term_instances(store)
 
 
 def fts_ids(store: Store, term: str) -> set[str]:
     """Entry ids whose terms match a literal term (straight SQL, no query layer)."""
     quoted = '"' + term.replace('"', '""') + '"'
-    return {r[0] for r in store.rows(
-        "SELECT e.entry_id FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
-        "WHERE entries_fts MATCH ?", (quoted,))}
+    return {r[0] for table in FTS_TABLES for r in store.rows(
+        f"SELECT e.entry_id FROM {table} JOIN entries e ON e.rowid = {table}.rowid WHERE {table} MATCH ?", (quoted,))}
 
 
 def expected_kind_counts(paths: list[Path]) -> dict[str, int]:
@@ -63,6 +71,8 @@ def expected_kind_counts(paths: list[Path]) -> dict[str, int]:
                 if message.get("role") == "toolResult" and str(message.get("toolName", "")).endswith(
                         "memory_context"):
                     kind = None
+                if message.get("role") == "assistant" and _only_our_calls(message.get("content")):
+                    kind = None  # no text a search could find: not a row
             elif t in ("compaction", "branch_summary"):
                 kind = t
             elif t == "custom_message":
@@ -72,6 +82,14 @@ def expected_kind_counts(paths: list[Path]) -> dict[str, int]:
             if kind:
                 counts[kind] = counts.get(kind, 0) + 1
     return counts
+
+
+def _only_our_calls(content: Any) -> bool:
+    """An assistant message whose only blocks are calls of our own tool."""
+    if not isinstance(content, list) or not content:
+        return False
+    return all(isinstance(b, dict) and b.get("type") == "toolCall" and str(b.get("name", "")).endswith(
+        "memory_context") for b in content)
 
 
 def load_secrets(fixtures: Path) -> list[str]:
@@ -106,6 +124,9 @@ def secret_is_searchable(store: Store, secret: str) -> str | None:
         phrase = '"' + " ".join(tokens).replace('"', '""') + '"'
         if store.rows("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid LIMIT 1", (phrase,)):
             return "the whole secret as a phrase"
+        every = " AND ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(tokens))
+        if store.rows("SELECT rowid FROM entries_bulk WHERE entries_bulk MATCH ? ORDER BY rowid LIMIT 1", (every,)):
+            return "every token of the secret in one tool output"
     return None
 
 
@@ -134,7 +155,7 @@ def relative_rows(db: str | Path, root: Path) -> list[tuple[Any, ...]]:
     try:
         rows = conn.execute("SELECT f.path, e.entry_id, e.offset, e.length, e.kind FROM entries e "
                             "JOIN files f ON f.id = e.file_id").fetchall()
-        terms = conn.execute("SELECT count(*) FROM entries_fts").fetchone()[0]
+        terms = sum(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in FTS_TABLES)
     finally:
         conn.close()
     return [*sorted((os.path.relpath(p, root), *rest) for p, *rest in rows), ("fts-rows", terms)]

@@ -96,22 +96,26 @@ def instance_digest(store: Store) -> tuple[int, str]:
     """
     import hashlib
 
-    store.conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_inst USING fts5vocab(main, entries_fts, instance)")
     digest = hashlib.sha256()
     count = 0
-    for row in store.conn.execute(
-            "SELECT v.term, f.path, e.offset, v.offset FROM temp.vocab_inst v JOIN entries e ON e.rowid = v.doc "
-            "JOIN files f ON f.id = e.file_id ORDER BY 1, 2, 3, 4"):
-        digest.update(repr(tuple(row)).encode())
-        count += 1
+    for table in ("entries_fts", "entries_bulk"):
+        store.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_inst_{table} USING fts5vocab(main, {table}, instance)")
+        for row in store.conn.execute(
+                f"SELECT v.term, f.path, e.offset, v.offset FROM temp.vocab_inst_{table} v "
+                "JOIN entries e ON e.rowid = v.doc JOIN files f ON f.id = e.file_id ORDER BY 1, 2, 3, 4"):
+            digest.update(repr((table, *row)).encode())
+            count += 1
     return count, digest.hexdigest()
 
 
 def row_vocab(store: Store) -> list[tuple[Any, ...]]:
-    """(term, documents, occurrences) for every FTS term: rowid-free and cheap on a large index."""
-    store.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_rows USING fts5vocab(main, entries_fts, row)")
-    return store.rows("SELECT term, doc, cnt FROM temp.vocab_rows ORDER BY term")
+    """(table, term, documents, occurrences) for every FTS term: rowid-free and cheap on a large index."""
+    rows: list[tuple[Any, ...]] = []
+    for table in ("entries_fts", "entries_bulk"):
+        store.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_rows_{table} USING fts5vocab(main, {table}, row)")
+        rows += [(table, *r) for r in store.rows(f"SELECT term, doc, cnt FROM temp.vocab_rows_{table} ORDER BY term")]
+    return rows
 
 
 def integrity(store: Store) -> str:
@@ -120,7 +124,8 @@ def integrity(store: Store) -> str:
 
 def fts_integrity(store: Store) -> None:
     """FTS5's own check that the index matches its rows (raises apsw.CorruptError if not)."""
-    store.conn.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES('integrity-check', 0)")
+    for table in ("entries_fts", "entries_bulk"):
+        store.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 0)")
 
 
 def duplicate_rows(store: Store) -> list[tuple[Any, ...]]:

@@ -95,7 +95,7 @@ def test_assistant_blocks_each_their_own_entry() -> None:
     assert parse(assistant({"type": "thinking", "thinking": "", "signature": "EqQBsig"})) is Skip.NOT_INDEXED
     call = parse(assistant({"type": "tool_use", "id": "toolu_9", "name": "Bash", "input": {"command": "ls -la"}}))
     assert isinstance(call, Entry) and call.calls == [ToolCall("toolu_9", "Bash", {"command": "ls -la"})]
-    assert call.text == 'Bash\n{"command":"ls -la"}'
+    assert call.text == "Bash\ncommand: ls -la"
 
 
 @pytest.mark.parametrize("name", ["mcp__journal-index__memory_context", "mcp__plugin_x_journal_index__memory_context"])
@@ -113,8 +113,7 @@ def test_our_own_result_is_dropped_by_its_call() -> None:
     result = user([{"type": "tool_result", "tool_use_id": "toolu_own",
                     "content": [{"type": "text", "text": "an earlier answer"}]}], uuid="u-2")
     out = Extractor(claude).block(call + b"\n" + result + b"\n", 0)
-    assert [row[3] for row in out.rows] == ["assistant"]  # the call (no text); the result is gone
-    assert out.terms == []
+    assert out.rows == [] and out.terms == [] and out.bulk == []  # the call has no text; the result is gone
 
 
 def test_titles_name_the_session() -> None:
@@ -344,8 +343,8 @@ def test_recorded_journals_keep_only_conversation(tmp_path: Path, store: Store) 
                      "agent-a0fd6df6a3286b723": "7896b4ed-559e-455b-9291-3ffb45111ecc"}
     kinds = Counter(kind for (kind,) in store.rows("SELECT kind FROM entries"))
     # parent: prompt, Agent call, its result, final text; subagent: task, ToolSearch call and result,
-    # text, our call (no text), final text — our result and the api-request-blob copies are not there
-    assert kinds == Counter({"user": 2, "assistant": 6, "tool_result": 2})
+    # text, final text — our call (no text), our result and the api-request-blob copies are not there
+    assert kinds == Counter({"user": 2, "assistant": 5, "tool_result": 2})
     marker_results = store.rows("SELECT e.entry_id FROM entries e WHERE e.kind = 'tool_result' AND e.tool LIKE "
                                 "'%memory_context'")
     assert marker_results == []

@@ -85,7 +85,7 @@ def test_calls_and_their_outputs() -> None:
                        "call_id": "call_1"}))
     assert isinstance(call, Entry) and call.kind == "assistant"
     assert call.calls == [ToolCall("call_1", "exec_command", {"cmd": "gh issue list"})]
-    assert call.text == 'exec_command\n{"cmd":"gh issue list"}'
+    assert call.text == "exec_command\ncmd: gh issue list"
     broken = parse(item({"type": "function_call", "name": "f", "arguments": "{not json", "call_id": "c"}))
     assert isinstance(broken, Entry) and broken.calls[0].arguments == "{not json"
     patch = parse(item({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch\n+x",
@@ -105,7 +105,7 @@ def test_calls_and_their_outputs() -> None:
         item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"gh issue list"}',
               "call_id": "call_1"}),
         item({"type": "function_call_output", "call_id": "call_1", "output": "#386 stale"})]) + b"\n", 0)
-    assert [row[5] for row in out.rows] == [None, "exec_command"]
+    assert [row[4] for row in out.rows] == [None, "exec_command"]
     assert out.terms[1][1].startswith("exec_command gh issue list")
 
 
@@ -121,7 +121,7 @@ def test_our_own_call_under_each_naming(payload: dict[str, Any]) -> None:
     assert entry.calls[0].name == "mcp__journal_index__memory_context" and codex.is_own_tool(entry.calls[0].name)
     result = item({"type": "function_call_output", "call_id": "call_own", "output": "an earlier answer"})
     out = Extractor(codex).block(item(payload) + b"\n" + result + b"\n", 0)
-    assert [row[3] for row in out.rows] == ["assistant"] and out.terms == []
+    assert out.rows == [] and out.terms == [] and out.bulk == []  # no text to the call, no result of ours
 
 
 def test_our_answers_inside_a_code_mode_script_are_not_indexed() -> None:
@@ -305,9 +305,9 @@ def test_recorded_rollouts_keep_only_conversation(tmp_path: Path, store: Store) 
     by_session = {sid: Counter() for (sid,) in store.rows("SELECT session_id FROM files")}
     for sid, kind in store.rows("SELECT f.session_id, e.kind FROM entries e JOIN files f ON f.id = e.file_id"):
         by_session[sid][kind] += 1
-    # each: the prompt once (item_completed), "let me check" and the final text, our call (no
-    # text); our answer is not there, whether called directly, after tool search or from code
-    one_call = Counter({"user": 1, "assistant": 3})
+    # each: the prompt once (item_completed), "let me check" and the final text; our call (no
+    # text) and our answer are not there, whether called directly, after tool search or from code
+    one_call = Counter({"user": 1, "assistant": 2})
     assert by_session == {
         "01a22c77-4e35-7f02-8dc5-cb02ce7976f7": one_call,  # code mode (exec)
         "01a22c77-a9d2-7b60-abdc-d0b0ee518879": one_call,  # tool search, then the namespace call
@@ -332,7 +332,7 @@ def test_the_example_lines_of_each_call_mode(tmp_path: Path, store: Store) -> No
         shutil.copy(AGENT_FIXTURES / "examples" / f"{name}.jsonl", path)
         assert index_file(store, path, [Root(tmp_path / "sessions", "codex")]).error is None
     kinds = Counter(kind for (kind,) in store.rows("SELECT kind FROM entries"))
-    assert kinds == Counter({"assistant": 3})  # the three calls; no result of ours
+    assert kinds == Counter()  # the three calls of ours have no text, their results are not ours to index
     assert "jidx" not in vocabulary(store)
 
 

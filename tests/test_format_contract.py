@@ -78,15 +78,14 @@ class ToyFormat:
         if kind == "compaction":
             return Entry(obj["id"], None, ts, "compaction", None, None, [text])
         if kind == "result":
-            return Entry(obj["id"], None, ts, "tool_result", "tool", None, [text], answers=obj.get("answers"))
+            return Entry(obj["id"], None, ts, "tool_result", "tool", None, [], answers=obj.get("answers"),
+                         output=[text])
         if kind == "assistant":
-            parts, calls = [text], []
+            calls = []
             call = obj.get("call")
             if isinstance(call, dict):
-                calls.append(ToolCall(call["id"], call["name"], call["args"]))
-                if not self.is_own_tool(call["name"]):
-                    parts += [call["name"], str(call["args"])]
-            return Entry(obj["id"], None, ts, "assistant", "assistant", None, parts, calls=calls)
+                calls.append(ToolCall(call["id"], call["name"], call["args"], shown=not self.is_own_tool(call["name"])))
+            return Entry(obj["id"], None, ts, "assistant", "assistant", None, [text], calls=calls)
         return Skip.UNKNOWN
 
     def is_own_tool(self, name: str) -> bool:

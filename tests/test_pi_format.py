@@ -170,3 +170,9 @@ def test_format_registry() -> None:
 def test_a_bad_character_is_replaced_not_the_entry_dropped(raw: bytes, text: str) -> None:
     entry = parse(raw)
     assert isinstance(entry, Entry) and entry.entry_id == "a" and entry.text == text
+
+
+def test_an_assistant_line_with_only_an_error_message_indexes_the_message() -> None:
+    entry = parse(message("assistant", content=[], stopReason="error",
+                          errorMessage='529 {"type":"error","error":{"type":"overloaded_error"}}'))
+    assert isinstance(entry, Entry) and entry.kind == "assistant" and "overloaded_error" in entry.text

@@ -55,12 +55,24 @@ class ToolCall:
     call_id: str
     name: str
     arguments: Any  # a dict or list as the agent sent it, or a raw string
+    shown: bool = True  # False for calls of our own tool: an earlier search is not what was said
+
+    def text(self) -> str:
+        """The call as reads show it: its name, then its arguments as ``key: value`` lines."""
+        rendered = arguments_text(self.arguments)
+        return f"{self.name}\n{rendered}" if rendered else self.name
 
 
 @dataclass(slots=True)
 class Entry:
-    """One indexable journal line. ``parts`` are raw: they are redacted (joined, so a secret
-    cut in two still counts) before any term exists and before any text leaves the process."""
+    """One indexable journal line, raw: its text is redacted (joined, so a secret cut in two
+    still counts) before any term exists and before any text leaves the process.
+
+    ``parts`` is what was said (a prompt, a reply, a summary, a command typed); ``calls`` the
+    tool calls made (their names and arguments are shown by the generic code); ``output`` what
+    a tool or command printed. Output and call arguments are the bulk of a journal: they are
+    indexed apart, without positions.
+    """
 
     entry_id: str
     parent_id: str | None
@@ -70,14 +82,17 @@ class Entry:
     tool: str | None
     parts: list[str]
     tokens_before: int | None = None
-    calls: list[ToolCall] = field(default_factory=list)  # tool calls made here (their text is in parts)
+    calls: list[ToolCall] = field(default_factory=list)
     answers: str | None = None  # the call id this tool result answers
     # compaction: the first entry still in the agent's context afterwards (None: this line)
     kept_from: str | None = None
+    output: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
-        return "\n".join(self.parts)
+        """The raw text in reading order (before redaction and without a result's call)."""
+        pieces = [*self.parts, *(c.text() for c in self.calls if c.shown), *self.output]
+        return "\n".join(pieces)
 
 
 class Skip(Enum):
@@ -246,6 +261,21 @@ def parse_time(value: Any) -> int | None:
 
 def is_own_tool_name(name: Any) -> bool:
     return isinstance(name, str) and name.endswith(OWN_TOOL)
+
+
+# A script a host runs for the model (code mode) that calls our tool: tools.<name>memory_context(
+# or mcp__<server>__memory_context. Its result carries our answer, so the call counts as ours.
+_OWN_TOOL_IN_CODE = re.compile(r"\b(?:tools\.\w*|mcp__\w*)memory_context\b")
+
+
+def invokes_our_tool(arguments: Any) -> bool:
+    """Whether a call's arguments are code that calls our tool."""
+    return _OWN_TOOL_IN_CODE.search(arguments_text(arguments)) is not None
+
+
+def is_our_call(name: str, arguments: Any) -> bool:
+    """A call of our tool, by its name or from inside a code-mode script."""
+    return is_own_tool_name(name) or invokes_our_tool(arguments)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -20,8 +20,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from journal_index.formats import (
     IMAGE,
     SNIFF_LINES,
@@ -32,6 +30,7 @@ from journal_index.formats import (
     SessionName,
     Skip,
     ToolCall,
+    invokes_our_tool,
     is_own_tool_name,
     load_object,
     newest_first,
@@ -347,7 +346,7 @@ def _user(obj: dict[str, Any], message: dict[str, Any], uuid: str, parent_id: st
 
 def _tool_results(content: list[Any], uuid: str, parent_id: str | None, ts: int | None) -> Entry:
     """A user line answering tool calls: the first call's id links it, all of its text counts."""
-    parts: list[str] = []
+    output: list[str] = []
     answers: str | None = None
     for block in content:
         if not isinstance(block, dict):
@@ -356,12 +355,12 @@ def _tool_results(content: list[Any], uuid: str, parent_id: str | None, ts: int 
             call_id = block.get("tool_use_id")
             if answers is None and isinstance(call_id, str):
                 answers = call_id
-            text_of_blocks(block.get("content"), parts)
+            text_of_blocks(block.get("content"), output)
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
+            output.append(block["text"])
         elif block.get("type") == "image":
-            parts.append(IMAGE)
-    return Entry(uuid, parent_id, ts, "tool_result", "user", None, parts, answers=answers)
+            output.append(IMAGE)
+    return Entry(uuid, parent_id, ts, "tool_result", "user", None, [], answers=answers, output=output)
 
 
 def _assistant(message: dict[str, Any], uuid: str, parent_id: str | None, ts: int | None) -> Parsed:
@@ -395,15 +394,10 @@ def _assistant_block(block: dict[str, Any], parts: list[str], calls: list[ToolCa
         if not isinstance(name, str):
             return
         arguments = block.get("input")
-        if isinstance(call_id, str):
-            calls.append(ToolCall(call_id, name, arguments))
-        if is_own_tool(name):
-            return  # the words of an earlier search are not what the session said
-        parts.append(name)
-        if isinstance(arguments, dict | list):
-            parts.append(orjson.dumps(arguments).decode())
-        elif isinstance(arguments, str):
-            parts.append(arguments)
+        # Calls of our tool (directly or from a script) are kept, so that their results are
+        # known as ours, but never shown.
+        calls.append(ToolCall(call_id if isinstance(call_id, str) else "", name, arguments,
+                              shown=not (is_own_tool(name) or invokes_our_tool(arguments))))
     elif kind == "web_search_tool_result":
         results = block.get("content")
         if isinstance(results, list):

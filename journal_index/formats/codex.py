@@ -39,6 +39,7 @@ from journal_index.formats import (
     ToolCall,
     first_line,
     first_object,
+    invokes_our_tool,
     is_own_tool_name,
     load_object,
     newest_first,
@@ -240,10 +241,6 @@ def _arguments(raw: Any) -> Any:
     return raw
 
 
-# A code-mode script that calls our tool (tools.mcp__<server>__memory_context(...)).
-_OWN_TOOL_IN_CODE = re.compile(r"\bmcp__\w*memory_context\b")
-
-
 def _call(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
     kind = payload.get("type")
     call_id = payload.get("call_id")
@@ -259,22 +256,15 @@ def _call(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
         name: str | None = "local_shell"
         action = payload.get("action")
         arguments: Any = action if isinstance(action, dict) else None
-        text = orjson.dumps(arguments).decode() if arguments is not None else None
     else:
         name = tool_name(payload)
         raw = payload.get("arguments") if kind == "function_call" else payload.get("input")
         arguments = _arguments(raw) if kind == "function_call" else raw
-        text = raw if isinstance(raw, str) else None
     if name is None:
         return Skip.MALFORMED
-    if isinstance(call_id, str):
-        calls.append(ToolCall(call_id, name, arguments))
-    own = is_own_tool(name) or (kind == "custom_tool_call" and isinstance(text, str)
-                                and _OWN_TOOL_IN_CODE.search(text) is not None)
-    if not own:  # the words of an earlier search are not what the session said
-        parts.append(name)
-        if text:
-            parts.append(text)
+    own = is_own_tool(name) or invokes_our_tool(arguments)
+    # Our own tool's calls are kept (their results are found by them) but never shown.
+    calls.append(ToolCall(call_id if isinstance(call_id, str) else "", name, arguments, shown=not own))
     return Entry(entry_id, None, ts, "assistant", "assistant", None, parts, calls=calls)
 
 
@@ -292,14 +282,14 @@ def _output(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int
     if _ours_by_attribution(obj):
         return Skip.NOT_INDEXED
     call_id = payload.get("call_id")
-    output = payload.get("output")
-    parts: list[str] = []
-    if isinstance(output, dict):  # {content, success} in some versions
-        output = output.get("content", output.get("output"))
-    if not text_of_blocks(output, parts, ("input_text", "output_text", "text")):
+    printed = payload.get("output")
+    output: list[str] = []
+    if isinstance(printed, dict):  # {content, success} in some versions
+        printed = printed.get("content", printed.get("output"))
+    if not text_of_blocks(printed, output, ("input_text", "output_text", "text")):
         return Skip.MALFORMED
-    return Entry(entry_id, None, ts, "tool_result", "tool", None, parts,
-                 answers=call_id if isinstance(call_id, str) else None)
+    return Entry(entry_id, None, ts, "tool_result", "tool", None, [],
+                 answers=call_id if isinstance(call_id, str) else None, output=output)
 
 
 def _response_item(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:

@@ -24,9 +24,9 @@ from journal_index.formats import (
     SessionName,
     Skip,
     ToolCall,
-    arguments_text,
     first_line,
     first_object,
+    invokes_our_tool,
     is_own_tool_name,
     load_object,
     newest_first,
@@ -62,8 +62,9 @@ def agent_dir(env: Mapping[str, str], home: Path) -> Path:
     return Path(value).expanduser() if value else home / ".pi" / "agent"
 
 
-def _setting_session_dir(settings: Path) -> Path | None:
-    """The ``sessionDir`` of a pi settings file (relative paths are relative to its folder)."""
+def _setting_session_dir(settings: Path, cwd: str | None) -> Path | None:
+    """The ``sessionDir`` of a pi settings file. pi resolves a relative one from its working
+    folder, so without ``cwd`` (the folder pi runs in) only an absolute one is known."""
     try:
         data = orjson.loads(settings.read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -72,7 +73,9 @@ def _setting_session_dir(settings: Path) -> Path | None:
     if not isinstance(value, str) or not value:
         return None
     path = Path(value).expanduser()
-    return path if path.is_absolute() else settings.parent / path
+    if path.is_absolute():
+        return path
+    return Path(cwd) / path if cwd else None
 
 
 def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -80,7 +83,7 @@ def default_roots(env: Mapping[str, str], home: Path) -> list[Path]:
     override = env.get(SESSION_DIR_ENV)
     if override:
         roots.append(Path(override).expanduser())
-    configured = _setting_session_dir(agent_dir(env, home) / "settings.json")
+    configured = _setting_session_dir(agent_dir(env, home) / "settings.json", None)
     if configured is not None:
         roots.append(configured)
     roots.append(agent_dir(env, home) / "sessions")
@@ -164,8 +167,10 @@ def current_journals(roots: Sequence[Path], cwd: str, hints: AgentHints) -> list
     tells an MCP server nothing about its session, so the newest is the best guess."""
     folders: list[Path] = []
     flag_dir = _session_dir_from_argv(hints.host_argv)
-    project_setting = _setting_session_dir(Path(cwd) / ".pi" / "settings.json")
-    for flat in (flag_dir, project_setting):
+    # The project's own setting wins over the user's, as in pi; relative ones are from the cwd.
+    project_setting = _setting_session_dir(Path(cwd) / ".pi" / "settings.json", cwd)
+    user_setting = _setting_session_dir(agent_dir(hints.env, Path.home()) / "settings.json", cwd)
+    for flat in (flag_dir, project_setting, user_setting):
         if flat is not None:
             folders.append(flat if flat.is_absolute() else Path(cwd) / flat)
     for root in roots:
@@ -214,15 +219,12 @@ def _tool_call(block: dict[str, Any], parts: list[str], calls: list[ToolCall]) -
     name = block.get("name")
     if not isinstance(name, str):
         return
-    arguments = block.get("arguments")
     call_id = block.get("id")
-    if isinstance(call_id, str):
-        calls.append(ToolCall(call_id, name, arguments))
-    if is_own_tool(name):
-        return  # the words of an earlier search are not what the session said
-    parts.append(name)
-    if arguments is not None:
-        parts.append(arguments_text(arguments))
+    arguments = block.get("arguments")
+    # Calls of our tool (directly or from a code-mode script) are kept, so that their results
+    # are known as ours, but never shown.
+    calls.append(ToolCall(call_id if isinstance(call_id, str) else "", name, arguments,
+                          shown=not (is_own_tool(name) or invokes_our_tool(arguments))))
 
 
 def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int | None) -> Parsed:
@@ -238,12 +240,16 @@ def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int 
     if kind is None:
         return Skip.UNKNOWN
     parts: list[str] = []
+    output: list[str] = []
     calls: list[ToolCall] = []
     tool: str | None = None
     answers: str | None = None
     content = message.get("content")
     if role == "assistant":
         ok = _assistant_blocks(content, parts, calls)
+        error = message.get("errorMessage")
+        if not parts and not calls and isinstance(error, str):
+            parts.append(error)  # a failed request: what went wrong is what this entry says
     elif role == "toolResult":
         name = message.get("toolName")
         if isinstance(name, str):
@@ -252,17 +258,20 @@ def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int 
             tool = name
         call_id = message.get("toolCallId")
         answers = call_id if isinstance(call_id, str) else None
-        ok = text_of_blocks(content, parts)
+        ok = text_of_blocks(content, output)
     elif role == "bashExecution":
-        command, output = message.get("command"), message.get("output")
-        ok = isinstance(command, str | None) and isinstance(output, str | None)
-        parts.extend(p for p in (command, output) if isinstance(p, str))
+        command, printed = message.get("command"), message.get("output")
+        ok = isinstance(command, str | None) and isinstance(printed, str | None)
+        if isinstance(command, str):
+            parts.append(command)
+        if isinstance(printed, str):
+            output.append(printed)
         tool = "bash"
     else:
         ok = text_of_blocks(content, parts)
     if not ok:
         return Skip.MALFORMED
-    return Entry(entry_id, parent_id, ts, kind, role, tool, parts, calls=calls, answers=answers)
+    return Entry(entry_id, parent_id, ts, kind, role, tool, parts, calls=calls, answers=answers, output=output)
 
 
 def parse_line(line: bytes, offset: int) -> Parsed:

@@ -1,0 +1,153 @@
+"""What a query asks and what it finds: filters, hits, results (plain objects, no SQL run here
+but the WHERE fragments the filters make)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from journal_index.formats import FORMATS, KINDS
+from journal_index.scope import Scope
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+TIME_EXAMPLE = "2026-09-01 (a local day) or 2026-09-01T14:30:00Z (an ISO-8601 time)"
+
+
+class QueryError(ValueError):
+    """Bad query input; the message names the accepted form."""
+
+
+def parse_time_bound(value: str, *, end: bool) -> int:
+    """``YYYY-MM-DD`` is a local day (its first or last millisecond); else an ISO-8601 time."""
+    value = value.strip()
+    try:
+        if _DAY.match(value):
+            day = date.fromisoformat(value)
+            moment = datetime.combine(day, time(23, 59, 59, 999000) if end else time(0, 0))
+            return int(moment.astimezone().timestamp() * 1000)
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise QueryError(f"cannot read the time {value!r}; use {TIME_EXAMPLE}") from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return int(moment.timestamp() * 1000)
+
+
+def iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Filters:
+    scope: Scope
+    since: int | None = None
+    until: int | None = None
+    kinds: tuple[str, ...] = ()
+    session_id: str | None = None
+    agents: tuple[str, ...] = ()  # journal formats ("pi", "claude", "codex"); empty: all
+    # (file id, byte offset): the entries of that journal from there on are left out — what is
+    # still in the asking agent's context (DESIGN invariant 12)
+    live: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        for kind in self.kinds:
+            if kind not in KINDS:
+                raise QueryError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+        for agent in self.agents:
+            if agent not in FORMATS:
+                raise QueryError(f"unknown agent {agent!r}; use one of {', '.join(FORMATS)}")
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise QueryError("since is after until; swap them")
+
+    def sql(self) -> tuple[str, list[Any]]:
+        clause, params = self.scope.sql("f")
+        parts: list[str] = [clause]
+        values: list[Any] = list(params)
+        if self.since is not None:
+            parts.append("e.ts >= ?")
+            values.append(self.since)
+        if self.until is not None:
+            parts.append("e.ts <= ?")
+            values.append(self.until)
+        if self.kinds:
+            parts.append(f"e.kind IN ({','.join('?' * len(self.kinds))})")
+            values.extend(self.kinds)
+        if self.session_id:
+            parts.append("f.session_id = ?")
+            values.append(self.session_id)
+        if self.agents:
+            parts.append(f"f.format IN ({','.join('?' * len(self.agents))})")
+            values.extend(self.agents)
+        if self.live is not None:
+            parts.append("NOT (e.file_id = ? AND e.offset >= ?)")
+            values.extend(self.live)
+        return " AND ".join(parts), values
+
+
+@dataclass
+class Hit:
+    rowid: int
+    entry_id: str
+    ts: int | None
+    kind: str
+    role: str | None
+    tool: str | None
+    offset: int
+    length: int
+    path: str
+    session_id: str | None
+    cwd: str | None
+    format: str
+    link_offset: int | None = None
+    link_length: int | None = None
+    score: float = 0.0
+    complete: bool = True  # holds every meaningful word of the query
+    excerpt: str = ""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    also_in: list[str] = field(default_factory=list)  # other sessions holding the same text (copies)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "entryId": self.entry_id,
+            "sessionId": self.session_id,
+            "agent": self.format,
+            "path": self.path,
+            "time": iso(self.ts),
+            "kind": self.kind,
+            "role": self.role,
+            "tool": self.tool,
+            "cwd": self.cwd,
+            "score": round(self.score, 4),
+            "excerpt": self.excerpt,
+            "alsoIn": self.also_in,
+        }
+
+
+@dataclass
+class SearchResult:
+    match: str  # "all" | "any" | "none" (summaries and browsing use "all")
+    hint: str | None
+    scope: Scope
+    hits: list[Hit]
+
+    def as_json(self, with_match: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if with_match:
+            out["match"] = self.match
+            out["hint"] = self.hint
+        out["scope"] = self.scope.as_json()
+        out["results"] = [hit.as_json() for hit in self.hits]
+        return out
+
+
+HIT_COLUMNS = ("e.rowid, e.entry_id, e.ts, e.kind, e.role, e.tool, e.offset, e.length, "
+                "f.path, f.session_id, f.cwd, f.format, e.link_offset, e.link_length")
+
+
+def hits_of(rows: list[tuple[Any, ...]]) -> list[Hit]:
+    """Rows of HIT_COLUMNS (optionally followed by a score) as Hits."""
+    return [Hit(*row) for row in rows]
