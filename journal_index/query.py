@@ -31,7 +31,7 @@ from journal_index.hits import (
     parse_time_bound,
 )
 from journal_index.indexer import index_file, open_journal
-from journal_index.ranking import match_quality, rank
+from journal_index.ranking import asks_for_now, match_quality, newest_first_among_the_best, rank, rerank
 from journal_index.scope import Scope
 from journal_index.store import Store
 from journal_index.text_forms import indexed_part, query_groups
@@ -101,6 +101,23 @@ class Reader:
         return searchable_text(parsed, call) if searchable_only else entry_text(parsed, call)
 
 
+    def scoring_text(self, hit: Hit, limit: int = 8_000) -> str | None:
+        """The entry's own text, unredacted and cut to ``limit`` characters, for re-ranking only:
+        it never leaves this process (nothing is shown from it). None if the line is not it."""
+        path = self.resolve(hit.path)
+        if path is None:
+            return None
+        try:
+            with open_journal(path) as handle:
+                line = os.pread(handle.fileno(), hit.length, hit.offset)
+        except OSError:
+            return None
+        parsed = get_format(hit.format).parse_line(line, hit.offset) if len(line) == hit.length else None
+        if not isinstance(parsed, Entry) or parsed.entry_id != hit.entry_id:
+            return None
+        return parsed.text[:limit]
+
+
 def _newest(store: Store, filters: Filters, limit: int) -> list[Hit]:
     where, params = filters.sql()
     sql = (f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
@@ -156,6 +173,8 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
     for attempt in (0, 1):
         if groups:
             ranked = rank(store, groups, filters, limit, now if now is not None else now_ms(), reader.tokenize)
+            ranked = rerank(store, ranked, query or "", groups, reader.tokenize, reader.scoring_text)
+            ranked = newest_first_among_the_best(ranked, asks_for_now(query or ""))
         else:
             ranked = _newest(store, filters, limit * 4)
         hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)

@@ -3,48 +3,65 @@
 Candidates come from both FTS tables: ``entries_fts`` (what was said, each call's name and key
 arguments, each result's call; positions, so phrases match and bm25 scores) and
 ``entries_bulk`` (whole texts of entries with tool output or call arguments; no positions, so
-a group's terms are required together rather than as a phrase, and bm25 is computed here
-with every term counted once). Entries holding every meaningful word come first; a question
-of several words with few complete answers is padded with the entries holding the
-heaviest part of it (coordination level, words weighted by rarity).
+a group's terms are required together rather than as a phrase, and the score is bm25 with
+every term counted once, computed here).
 
-The score of an entry is its best lexical score, weighted by what kind of text matched (words
-said by a person or an agent, or a summary, count more than words found in raw tool output),
-and damped by age — strongly when the question asks for the current state of something
-("now", "current", "latest"): facts change, and the newest statement is the answer.
+Every candidate is scored the same way, whether it holds all of the question or part of it:
+
+    score = lexical × coverage² × kind weight / (1 + age / scale)
+
+* lexical: bm25 of what was said (all the question's groups OR'ed, so more of them scores
+  higher), or of the bulk text, whichever is higher;
+* coverage: the share of the question's weight the entry holds, each group weighted by its
+  rarity (idf), so a long tool output that holds a few common words does not outrank a
+  statement that holds the rare ones;
+* kind: what a person or an agent said, and summaries, over raw tool output;
+* age: damped over weeks — over days when the question asks for the current state ("now",
+  "current", "latest"): facts change, and the newest statement is the answer.
+
+Entries holding every meaningful word come first (they are "complete"); the hint says when
+only some do.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from journal_index import synonyms
 from journal_index.config import CANDIDATES
 from journal_index.hits import HIT_COLUMNS, Filters, Hit, hits_of
 from journal_index.store import Store
-from journal_index.text_forms import content_groups, match_all, match_any
+from journal_index.text_forms import STOPWORDS
 
 DAY_MS = 86_400_000
 K1, B = 1.2, 0.75  # bm25's, as FTS5 uses them
-# A question of this many meaningful words that few entries answer in full gets the entries
-# answering most of it appended; a short, precise query (an identifier) does not get padded.
-FILL_MIN_GROUPS = 3
 # How much a match counts by where it was found: said (or summarised) vs raw tool output.
-KIND_WEIGHT = {"user": 1.0, "assistant": 1.0, "compaction": 1.1, "branch_summary": 1.1, "custom": 1.0,
-               "context_edit": 1.0, "bash": 0.9, "tool_result": 0.9}
-BULK_WEIGHT = 0.8  # words found only in tool output or call arguments
+KIND_WEIGHT = {"user": 1.0, "assistant": 1.0, "compaction": 1.0, "branch_summary": 1.0, "custom": 1.0,
+               "context_edit": 1.0, "bash": 0.8, "tool_result": 0.8}
+BULK_WEIGHT = 0.7  # words found only in tool output or call arguments
+COVERAGE_POWER = 2.0
 AGE_DAYS = 30.0  # score / (1 + age / AGE_DAYS)
-FRESH_AGE_DAYS = 3.0  # the same when the question asks for the current state
+FRESH_AGE_DAYS = 2.0  # the same when the question asks for the current state
 FRESH_WORDS = frozenset({"current", "currently", "now", "latest", "newest", "today", "nowadays", "still",
-                         "anymore", "lately", "recent", "recently"})
+                         "anymore", "lately"})
+BULK_LEADS = 2  # bulk candidates are also found by the rarest concepts alone (a common word matches everything)
+SYNONYMS = True
+SYNONYM_WEIGHT = 0.7  # a concept found only through a synonym counts this much
+FRESH_KEEP = 0.3  # asked for now: candidates scoring at least this share of the best, newest first
+# A question of this many concepts that few entries answer in full gets the entries answering
+# most of it too; a single precise word (an identifier) is not padded.
+FILL_MIN_GROUPS = 2
 
-HINT_SOME = ("only the first {n} result(s) hold every term; the rest hold most of them. "
+HINT_SOME = ("{n} of these {shown} results hold every term; the others hold most of them. "
              "Add, drop or change words to narrow it down.")
 HINT_ANY = "no entry holds every term; these hold some of them. Add, drop or change words to narrow it down."
 HINT_NONE = "nothing matched; try fewer or other words, a wider scope or a longer time range"
 
 Tokenize = Callable[[str], list[str]]
+_WORDS = re.compile(r"[^\W_]+")
 
 
 @dataclass
@@ -65,19 +82,43 @@ def _idf(docs: int, containing: int) -> float:
     return math.log((docs - containing + 0.5) / (containing + 0.5) + 1.0)
 
 
-def _bulk_doc_counts(store: Store, groups: list[list[str]], tokenize: Tokenize) -> list[int]:
-    """For each group, how many bulk documents hold its rarest term (fts5vocab)."""
-    store.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.bulk_vocab USING fts5vocab(main, entries_bulk, row)")
-    counts = []
-    for group in groups:
-        terms = tokenize(" ".join(group)) or [t.lower() for t in group]
-        found = [int(store.value("SELECT doc FROM temp.bulk_vocab WHERE term = ?", (t,), default=0)) for t in terms]
-        counts.append(min(found) if found else 0)
-    return counts
+def _doc_count(store: Store, phrase: list[str], tokenize: Tokenize) -> int:
+    """How many entries hold the rarest term of a phrase, in either table (fts5vocab)."""
+    for table in ("entries_fts", "entries_bulk"):
+        store.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_{table} USING fts5vocab(main, {table}, row)")
+    terms = tokenize(" ".join(phrase)) or [t.lower() for t in phrase]
+    return min(sum(int(store.value(f"SELECT doc FROM temp.vocab_{table} WHERE term = ?", (term,), default=0))
+                   for table in ("entries_fts", "entries_bulk")) for term in terms)
 
 
-def _light(store: Store, expression: str, filters: Filters) -> list[Hit]:
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _light_expression(phrases: list[list[str]]) -> str:
+    return " OR ".join(_quoted(" ".join(p)) for p in phrases)
+
+
+def _bulk_expression(phrases: list[list[str]]) -> str:
+    """Without positions (entries_bulk) a phrase is its terms, all required."""
+    return " OR ".join("(" + " AND ".join(_quoted(t) for t in p) + ")" for p in phrases)
+
+
+@dataclass
+class _Concept:
+    phrase: list[str]  # the question's words, as literal terms
+    alternatives: list[list[str]]  # other phrases that say the same
+    weight: float  # idf of the question's words
+
+    @property
+    def phrases(self) -> list[list[str]]:
+        return [self.phrase, *self.alternatives]
+
+
+def _light(store: Store, concepts: list[_Concept], filters: Filters) -> list[Hit]:
+    """Entries whose light text holds any concept, by bm25 (which grows with what they hold)."""
     where, params = filters.sql()
+    expression = " OR ".join(_light_expression(c.phrases) for c in concepts)
     sql = (f"SELECT {HIT_COLUMNS}, -bm25(entries_fts) FROM entries_fts "
            "JOIN entries e ON e.rowid = entries_fts.rowid JOIN files f ON f.id = e.file_id "
            f"WHERE entries_fts MATCH ? AND {where} ORDER BY rank LIMIT {CANDIDATES}")
@@ -85,76 +126,48 @@ def _light(store: Store, expression: str, filters: Filters) -> list[Hit]:
 
 
 def _bulk(store: Store, expression: str, filters: Filters) -> list[tuple[Hit, int]]:
-    """The newest bulk matches (no scoring in SQLite: it has no positions to score with)."""
+    """The newest bulk matches of an expression, with their length in characters."""
     where, params = filters.sql()
     sql = (f"SELECT {HIT_COLUMNS}, 0.0, e.chars FROM entries_bulk "
            "JOIN entries e ON e.rowid = entries_bulk.rowid JOIN files f ON f.id = e.file_id "
            f"WHERE entries_bulk MATCH ? AND {where} ORDER BY entries_bulk.rowid DESC LIMIT {CANDIDATES}")
-    out = []
-    for row in store.rows(sql, [expression, *params]):
-        out.append((Hit(*row[:-1]), int(row[-1])))
-    return out
+    return [(Hit(*row[:-1]), int(row[-1])) for row in store.rows(sql, [expression, *params])]
 
 
-def _bulk_score(idfs: list[float], chars: int, stats: _Stats) -> float:
-    """bm25 with every matched term counted once, length in characters."""
-    norm = K1 * (1 - B + B * chars / stats.average_chars)
-    return sum(idf * (K1 + 1) / (1 + norm) for idf in idfs)
+def _held(store: Store, phrases: list[list[str]], rowids: list[int]) -> set[int]:
+    """Which of the candidates hold any of the phrases (in either table)."""
+    if not rowids:
+        return set()
+    placeholders = ",".join("?" * len(rowids))
+    rows: set[int] = set()
+    for table, expression in (("entries_fts", _light_expression(phrases)),
+                              ("entries_bulk", _bulk_expression(phrases))):
+        rows |= {r[0] for r in store.conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({placeholders})",
+            [expression, *rowids])}
+    return rows
 
 
-def _match_terms(groups: list[list[str]]) -> str:
-    """The bulk table's expression: without positions a group is its terms, all required."""
-    return " AND ".join(match_any([[term]]) for group in groups for term in group)
+IMPLICIT_NOW = 0.3  # how much a present-tense question counts as asking for the current state
+FRESH_PHRASES = ("at the moment", "these days", "end up", "ended up", "right now", "as of now", "so far")
 
 
-def _candidates(store: Store, groups: list[list[str]], filters: Filters, tokenize: Tokenize,
-                partial: bool) -> dict[int, Hit]:
-    """Hits from both tables, each scored by its better table (complete matches, or any group)."""
-    light_expr = match_any(groups) if partial else match_all(groups)
-    bulk_expr = " OR ".join(f"({_match_terms([g])})" for g in groups) if partial else _match_terms(groups)
-    found: dict[int, Hit] = {}
-    for hit in _light(store, light_expr, filters):
-        found[hit.rowid] = hit
-    stats = _stats(store)
-    idfs = [_idf(stats.docs, n) for n in _bulk_doc_counts(store, groups, tokenize)]
-    for hit, chars in _bulk(store, bulk_expr, filters):
-        score = BULK_WEIGHT * _bulk_score(idfs, chars, stats)
-        known = found.get(hit.rowid)
-        if known is None:
-            hit.score = score
-            found[hit.rowid] = hit
-        else:
-            known.score = max(known.score, score)
-    return found
+# Words that put a question in the past ("why did we…", "what was…"): it asks about an event.
+PAST_WORDS = frozenset({"did", "was", "were", "had", "happened", "went", "before", "originally", "initially",
+                        "earlier", "previous", "previously", "first", "back", "ago", "yesterday", "old", "older"})
 
 
-def _coverage(store: Store, groups: list[list[str]], hits: dict[int, Hit], weights: list[float]) -> dict[int, float]:
-    """The share of the query's weight (rare words weigh more) each candidate holds."""
-    held = dict.fromkeys(hits, 0.0)
-    if not hits:
-        return held
-    placeholders = ",".join("?" * len(held))
-    total = sum(weights) or 1.0
-    for group, weight in zip(groups, weights, strict=True):
-        rows: set[int] = set()
-        for table, expression in (("entries_fts", match_all([group])), ("entries_bulk", _match_terms([group]))):
-            rows |= {r[0] for r in store.conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({placeholders})",
-                [expression, *held])}
-        for rowid in rows:
-            held[rowid] += weight / total
-    return held
-
-
-def _fresh(groups: list[list[str]]) -> bool:
-    return any(len(g) == 1 and g[0].lower() in FRESH_WORDS for g in groups)
-
-
-def _weigh(hits: list[Hit], now: int, fresh: bool) -> None:
-    age_scale = FRESH_AGE_DAYS if fresh else AGE_DAYS
-    for hit in hits:
-        age_days = max(0.0, (now - (hit.ts or now)) / DAY_MS)
-        hit.score = hit.score * KIND_WEIGHT.get(hit.kind, 1.0) / (1 + age_days / age_scale)
+def asks_for_now(query: str) -> float:
+    """How strongly a question asks for the current state of something: 1 when it says so
+    ("now", "latest", "at the moment"), IMPLICIT_NOW when it is in the present tense (a setting,
+    an owner, a version: what it is today), 0 when it asks about the past."""
+    words = _WORDS.findall(query.lower())
+    spaced = " " + " ".join(words) + " "
+    if any(w in FRESH_WORDS for w in words) or any(f" {p} " in spaced for p in FRESH_PHRASES):
+        return 1.0
+    if any(w in PAST_WORDS for w in words) or any(w.endswith("ed") and len(w) > 4 for w in words):
+        return 0.0
+    return IMPLICIT_NOW
 
 
 def _one_per_entry(hits: list[Hit]) -> list[Hit]:
@@ -175,34 +188,173 @@ def _one_per_entry(hits: list[Hit]) -> list[Hit]:
     return out
 
 
+def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: Tokenize) -> tuple[list[_Concept], bool]:
+    """The question's meaningful concepts (stopwords and words asking for freshness dropped,
+    unless nothing else is left), and whether it asks for the current state."""
+    fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
+    found = synonyms.concepts(groups, _lexicon(tokenize) if SYNONYMS else None)
+    meaningful = [c for c in found if c.alternatives or not all(
+        len(g) == 1 and (g[0].lower() in STOPWORDS or g[0].lower() in FRESH_WORDS) for g in c.words)]
+    chosen = meaningful or found
+    out = []
+    for concept in chosen:
+        phrase = [t for g in concept.words for t in g]
+        out.append(_Concept(phrase, concept.alternatives, _idf(stats.docs, _doc_count(store, phrase, tokenize))))
+    return out, fresh
+
+
+_LEXICONS: dict[int, synonyms.Lexicon] = {}
+
+
+def _lexicon(tokenize: Tokenize) -> synonyms.Lexicon:
+    key = id(tokenize.__self__) if hasattr(tokenize, "__self__") else id(tokenize)
+    if key not in _LEXICONS:
+        _LEXICONS.clear()
+        _LEXICONS[key] = synonyms.Lexicon(tokenize)
+    return _LEXICONS[key]
+
+
 def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, now: int,
          tokenize: Tokenize) -> list[Hit]:
-    """Candidates in rank order: those holding every meaningful word first; for a question of
-    several words with few complete answers, those holding most of its words after them."""
-    core = content_groups(groups)
-    fresh = _fresh(groups)
-    if fresh:
-        trimmed = [g for g in core if not (len(g) == 1 and g[0].lower() in FRESH_WORDS)]
-        core = trimmed or core
-    complete = list(_candidates(store, core, filters, tokenize, partial=False).values())
-    _weigh(complete, now, fresh)
-    complete = _one_per_entry(sorted(complete, key=lambda h: (-h.score, -(h.ts or 0))))
-    enough = len(complete) >= limit or (complete and len(core) < FILL_MIN_GROUPS)
-    if enough or len(core) < 2:
-        return complete
-    found = _candidates(store, core, filters, tokenize, partial=True)
-    for rowid in [h.rowid for h in complete]:
-        found.pop(rowid, None)
+    """Candidates in rank order: those holding every meaningful word first, then the rest by
+    the same score (most of the question, rare words weighing most)."""
     stats = _stats(store)
-    weights = [_idf(stats.docs, n) for n in _bulk_doc_counts(store, core, tokenize)]
-    covered = _coverage(store, core, found, weights)
-    partial = list(found.values())
-    _weigh(partial, now, fresh)
-    for hit in partial:
-        hit.complete = False
-    # Most of the question first; among equals, the better score.
-    partial.sort(key=lambda h: (-round(covered[h.rowid], 2), -h.score, -(h.ts or 0)))
-    return _one_per_entry(complete + partial)
+    concepts, fresh = _concepts(groups, stats, store, tokenize)
+    total = sum(c.weight for c in concepts) or 1.0
+
+    found: dict[int, Hit] = {h.rowid: h for h in _light(store, concepts, filters)}
+    chars: dict[int, int] = {}
+    # Bulk candidates: all concepts together, and each of the rarest on its own.
+    leads = sorted(concepts, key=lambda c: -c.weight)[:BULK_LEADS]
+    expressions = [" AND ".join(f"({_bulk_expression(c.phrases)})" for c in concepts)]
+    expressions += [_bulk_expression(c.phrases) for c in leads]
+    for expression in dict.fromkeys(expressions):
+        for hit, length in _bulk(store, expression, filters):
+            chars[hit.rowid] = length
+            if hit.rowid not in found:
+                hit.score = 0.0
+                found[hit.rowid] = hit
+
+    rowids = list(found)
+    exact = [_held(store, [c.phrase], rowids) for c in concepts]
+    loose = [_held(store, c.alternatives, rowids) if c.alternatives else set() for c in concepts]
+    age_scale = FRESH_AGE_DAYS if fresh else AGE_DAYS
+    for rowid, hit in found.items():
+        matched = [c.weight if rowid in e else SYNONYM_WEIGHT * c.weight
+                   for c, e, lo in zip(concepts, exact, loose, strict=True) if rowid in e or rowid in lo]
+        coverage = sum(matched) / total
+        hit.complete = all(rowid in e for e in exact)
+        lexical = hit.score
+        if rowid in chars:
+            norm = K1 * (1 - B + B * chars[rowid] / stats.average_chars)
+            lexical = max(lexical, BULK_WEIGHT * sum(w * (K1 + 1) / (1 + norm) for w in matched))
+        age_days = max(0.0, (now - (hit.ts or now)) / DAY_MS)
+        hit.score = (lexical * coverage ** COVERAGE_POWER * KIND_WEIGHT.get(hit.kind, 1.0)
+                     / (1 + age_days / age_scale))
+    ranked = sorted(found.values(), key=lambda h: (-h.score, -(h.ts or 0)))
+    complete = sum(1 for h in ranked if h.complete)
+    if complete >= limit or (complete and len(concepts) < FILL_MIN_GROUPS):
+        ranked = [h for h in ranked if h.complete]  # a short, precise query (an identifier) is not padded
+    return _one_per_entry(ranked)
+
+
+RERANK = 15  # the best this many candidates are re-read and scored on their text
+PROXIMITY_WEIGHT = 0.5  # up to this much more when the question's words stand together
+PROXIMITY_CHARS = 200
+PHRASE_WEIGHT = 0.3  # this much more for each pair of the question's words found as typed ("roll back")
+# A question found in the journal is rarely its own answer; the reply that ends its turn is.
+QUESTION_WEIGHT = 0.7
+ANSWER_SHARE = 0.9  # of the question's score, given to that reply
+ANSWER_LOOKAHEAD = 60  # entries looked at after the question for the end of its turn
+QUESTION_CHARS = 600
+def _proximity(matches: list[tuple[int, int, str]], width: int) -> float:
+    """The most distinct query terms within ``width`` characters, as a share of those present."""
+    present = {m[2] for m in matches}
+    if len(present) < 2:
+        return 0.0
+    best, left = 0, 0
+    for right in range(len(matches)):
+        while matches[right][0] - matches[left][0] > width:
+            left += 1
+        best = max(best, len({m[2] for m in matches[left:right + 1]}))
+    return (best - 1) / (len(present) - 1) if best > 1 else 0.0
+
+
+def _pairs(query: str) -> list[str]:
+    words = [w for w in _WORDS.findall(query.lower())]
+    return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+
+
+def _asks(text: str) -> bool:
+    """A short message that asks something (it holds a question mark)."""
+    return len(text) <= QUESTION_CHARS and "?" in text
+
+
+def _reply(store: Store, question: Hit) -> Hit | None:
+    """The reply that ends the question's turn (the last assistant entry before the user speaks
+    again): it says what was found."""
+    rows = store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
+                      "WHERE e.file_id = (SELECT file_id FROM entries WHERE rowid = ?) AND e.offset > ? "
+                      f"ORDER BY e.offset LIMIT {ANSWER_LOOKAHEAD}", (question.rowid, question.offset))
+    last = None
+    for hit in hits_of(rows):
+        if hit.kind == "user":
+            break
+        if hit.kind == "assistant":
+            last = hit
+    return last
+
+
+def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]], tokenize: Tokenize,
+           text_of: Callable[[Hit], str | None]) -> list[Hit]:
+    """The best candidates scored again on their own words: the question's terms close together,
+    and its word pairs as typed ("roll back" is not "roll" and "back" far apart)."""
+    from journal_index.excerpt import find_matches
+
+    head, tail = ranked[:RERANK], ranked[RERANK:]
+    terms = {t for g in groups if not (len(g) == 1 and g[0].lower() in STOPWORDS) for t in tokenize(" ".join(g))}
+    pairs = _pairs(query)
+    known = {h.rowid: h for h in ranked}
+    added: list[Hit] = []
+    for hit in head:
+        text = text_of(hit)
+        if text is None:
+            continue
+        lowered = " ".join(text.lower().split())
+        factor = 1.0
+        if terms:
+            factor += PROXIMITY_WEIGHT * _proximity(find_matches(lowered, terms, tokenize), PROXIMITY_CHARS)
+        factor += PHRASE_WEIGHT * sum(1 for p in pairs if p in lowered)
+        if hit.kind == "user" and _asks(text):
+            reply = _reply(store, hit)
+            if reply is not None:
+                share = hit.score * factor * ANSWER_SHARE
+                known_reply = known.get(reply.rowid)
+                if known_reply is None:
+                    reply.score, reply.complete = share, hit.complete
+                    known[reply.rowid] = reply
+                    added.append(reply)
+                elif known_reply not in head:
+                    known_reply.score = max(known_reply.score, share)
+                    added.append(known_reply)
+                else:
+                    known_reply.score = max(known_reply.score, share)
+            factor *= QUESTION_WEIGHT
+        hit.score *= factor
+    head = sorted(head + added, key=lambda h: -h.score)
+    return _one_per_entry(head + [h for h in tail if h not in added])
+
+
+def newest_first_among_the_best(ranked: list[Hit], now_strength: float) -> list[Hit]:
+    """For a question about the current state: of the candidates scoring close to the best, the
+    newest first (a fact changed; its latest statement is the answer). How close depends on
+    how clearly the question asks for now."""
+    if not ranked or now_strength <= 0:
+        return ranked
+    share = 1 - (1 - FRESH_KEEP) * now_strength
+    best = max(h.score for h in ranked)
+    good = [h for h in ranked if h.score >= share * best]
+    return sorted(good, key=lambda h: -(h.ts or 0)) + [h for h in ranked if h.score < share * best]
 
 
 def match_quality(hits: list[Hit]) -> tuple[str, str | None]:
@@ -213,5 +365,5 @@ def match_quality(hits: list[Hit]) -> tuple[str, str | None]:
     if whole == len(hits):
         return "all", None
     if whole:
-        return "all", HINT_SOME.format(n=whole)
+        return "all", HINT_SOME.format(n=whole, shown=len(hits))
     return "any", HINT_ANY

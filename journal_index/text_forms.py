@@ -90,8 +90,8 @@ def query_groups(query: str) -> list[list[str]]:
 STOPWORDS = frozenset("""
 a about after all an and any are as at be been before but by can could did do does doing done
 for from had has have how i if in into is it its me my of on or our so that the their them then
-there these this those to us was we were what when where which while who why will with would you
-your
+there these this those to us use used using was we were what when where which while who why will with
+would you your
 """.split())
 
 

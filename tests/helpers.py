@@ -8,7 +8,6 @@ from typing import Any
 
 from journal_index.store import Store
 
-
 FTS_TABLES = ("entries_fts", "entries_bulk")
 
 
@@ -16,7 +15,8 @@ def vocabulary(store: Store) -> set[str]:
     """Every term in both FTS tables, read through fts5vocab tables."""
     terms: set[str] = set()
     for table in FTS_TABLES:
-        store.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_row_{table} USING fts5vocab(main, {table}, row)")
+        store.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_row_{table} USING fts5vocab(main, {table}, row)")
         terms |= {row[0] for row in store.conn.execute(f"SELECT term FROM temp.vocab_row_{table}")}
     return terms
 

@@ -113,7 +113,8 @@ def row_vocab(store: Store) -> list[tuple[Any, ...]]:
     """(table, term, documents, occurrences) for every FTS term: rowid-free and cheap on a large index."""
     rows: list[tuple[Any, ...]] = []
     for table in ("entries_fts", "entries_bulk"):
-        store.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_rows_{table} USING fts5vocab(main, {table}, row)")
+        store.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_rows_{table} USING fts5vocab(main, {table}, row)")
         rows += [(table, *r) for r in store.rows(f"SELECT term, doc, cnt FROM temp.vocab_rows_{table} ORDER BY term")]
     return rows
 

@@ -53,10 +53,10 @@ SUMMARY = "## Goal\nCarry on with the checklist.\n\n## Progress\n### Done\n- [x]
 KEEP_RECENT_TOKENS = 5
 FULL_CONTEXT = 120_000  # of the model's 128,000: pi compacts before the next prompt
 INSTRUCTIONS_FIRST_LINE = INSTRUCTIONS.splitlines()[0]
-_PARTIAL_NOTE = re.compile(r"^note: only the first (\d+) result\(s\) hold every term; ")
+_PARTIAL_NOTE = re.compile(r"^note: (\d+) of these (\d+) results hold every term; ")
 # Lines of ours that must never turn up inside a hit's excerpt (that would be an echo).
 _ANSWER_MARKS = (ANSWER_START, ANSWER_END, "search: results", "newest entries: results", "read more: {",
-                 "next page: the same call", "index: ", " · entry ", "note: only the first")
+                 "next page: the same call", "index: ", " · entry ", "results hold every term")
 
 
 def setup_project(pi_home: PiHome, project: Path, db: Path, exposure: str,
@@ -388,8 +388,8 @@ def test_the_text_says_when_only_some_hits_hold_every_word(one_session: Callable
     assert not partial.is_error, partial.describe()
     note = _PARTIAL_NOTE.match(partial.lines[1])
     assert note is not None, partial.describe()
-    assert 0 < int(note[1]) < len(partial.hits()), partial.describe()
-    assert "20147e3f" in [h.entry_id for h in partial.hits()[: int(note[1])]]  # it holds every word
+    assert 0 < int(note[1]) < int(note[2]) == len(partial.hits()), partial.describe()
+    assert "20147e3f" in [h.entry_id for h in partial.hits()]  # it holds every word
 
 
 # -- 7. forked copies take one hit ---------------------------------------------------------------
