@@ -50,6 +50,7 @@ FRESH_WORDS = frozenset({"current", "currently", "now", "latest", "newest", "tod
 BULK_LEADS = 2  # bulk candidates are also found by the rarest concepts alone (a common word matches everything)
 SYNONYMS = True
 SYNONYM_WEIGHT = 0.7  # a concept found only through a synonym counts this much
+NAME_WEIGHT = 1.5  # an identifier or a file name (a word the tokenizer splits) is what a question is about
 FRESH_KEEP = 0.3  # asked for now: candidates scoring at least this share of the best, newest first
 # A question of this many concepts that few entries answer in full gets the entries answering
 # most of it too; a single precise word (an identifier) is not padded.
@@ -83,11 +84,12 @@ def _idf(docs: int, containing: int) -> float:
 
 
 def _doc_count(store: Store, phrase: list[str], tokenize: Tokenize) -> int:
-    """How many entries hold the rarest term of a phrase, in either table (fts5vocab)."""
+    """About how many entries hold the rarest term of a phrase: the larger of its document
+    counts in the two tables (an entry with bulk holds its light words in both)."""
     for table in ("entries_fts", "entries_bulk"):
         store.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_{table} USING fts5vocab(main, {table}, row)")
     terms = tokenize(" ".join(phrase)) or [t.lower() for t in phrase]
-    return min(sum(int(store.value(f"SELECT doc FROM temp.vocab_{table} WHERE term = ?", (term,), default=0))
+    return min(max(int(store.value(f"SELECT doc FROM temp.vocab_{table} WHERE term = ?", (term,), default=0))
                    for table in ("entries_fts", "entries_bulk")) for term in terms)
 
 
@@ -193,13 +195,17 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     unless nothing else is left), and whether it asks for the current state."""
     fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
     found = synonyms.concepts(groups, _lexicon(tokenize) if SYNONYMS else None)
+    asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
     meaningful = [c for c in found if c.alternatives or not all(
-        len(g) == 1 and (g[0].lower() in STOPWORDS or g[0].lower() in FRESH_WORDS) for g in c.words)]
+        len(g) == 1 and (g[0].lower() in STOPWORDS or g[0].lower() in asking_now) for g in c.words)]
     chosen = meaningful or found
     out = []
     for concept in chosen:
         phrase = [t for g in concept.words for t in g]
-        out.append(_Concept(phrase, concept.alternatives, _idf(stats.docs, _doc_count(store, phrase, tokenize))))
+        weight = _idf(stats.docs, _doc_count(store, phrase, tokenize))
+        if len(concept.words) == 1 and len(phrase) > 1:
+            weight *= NAME_WEIGHT
+        out.append(_Concept(phrase, concept.alternatives, weight))
     return out, fresh
 
 
@@ -212,6 +218,10 @@ def _lexicon(tokenize: Tokenize) -> synonyms.Lexicon:
         _LEXICONS.clear()
         _LEXICONS[key] = synonyms.Lexicon(tokenize)
     return _LEXICONS[key]
+
+
+EXPLAIN_WORDS = frozenset({"how", "why"})
+EXPLAIN_TOOL_WEIGHT = 0.5  # "how did we…", "why…": an explanation is said, not printed by a tool
 
 
 def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, now: int,
@@ -239,6 +249,7 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
     exact = [_held(store, [c.phrase], rowids) for c in concepts]
     loose = [_held(store, c.alternatives, rowids) if c.alternatives else set() for c in concepts]
     age_scale = FRESH_AGE_DAYS if fresh else AGE_DAYS
+    explain = any(len(g) == 1 and g[0].lower() in EXPLAIN_WORDS for g in groups[:2])
     for rowid, hit in found.items():
         matched = [c.weight if rowid in e else SYNONYM_WEIGHT * c.weight
                    for c, e, lo in zip(concepts, exact, loose, strict=True) if rowid in e or rowid in lo]
@@ -249,12 +260,13 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
             norm = K1 * (1 - B + B * chars[rowid] / stats.average_chars)
             lexical = max(lexical, BULK_WEIGHT * sum(w * (K1 + 1) / (1 + norm) for w in matched))
         age_days = max(0.0, (now - (hit.ts or now)) / DAY_MS)
-        hit.score = (lexical * coverage ** COVERAGE_POWER * KIND_WEIGHT.get(hit.kind, 1.0)
-                     / (1 + age_days / age_scale))
+        kind = KIND_WEIGHT.get(hit.kind, 1.0)
+        if explain and hit.kind in ("tool_result", "bash"):
+            kind *= EXPLAIN_TOOL_WEIGHT
+        hit.score = lexical * coverage ** COVERAGE_POWER * kind / (1 + age_days / age_scale)
     ranked = sorted(found.values(), key=lambda h: (-h.score, -(h.ts or 0)))
-    complete = sum(1 for h in ranked if h.complete)
-    if complete >= limit or (complete and len(concepts) < FILL_MIN_GROUPS):
-        ranked = [h for h in ranked if h.complete]  # a short, precise query (an identifier) is not padded
+    if len(concepts) < FILL_MIN_GROUPS and any(h.complete for h in ranked):
+        ranked = [h for h in ranked if h.complete]  # a single precise word (an identifier) is not padded
     return _one_per_entry(ranked)
 
 
@@ -324,8 +336,10 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
         factor = 1.0
         if terms:
             factor += PROXIMITY_WEIGHT * _proximity(find_matches(lowered, terms, tokenize), PROXIMITY_CHARS)
-        factor += PHRASE_WEIGHT * sum(1 for p in pairs if p in lowered)
-        if hit.kind == "user" and _asks(text):
+        phrased = sum(1 for p in pairs if p in lowered)
+        factor += PHRASE_WEIGHT * phrased
+        # A question quoted word for word is what is looked for; one merely alike asks what its reply says.
+        if hit.kind == "user" and _asks(text) and not (pairs and phrased == len(pairs)):
             reply = _reply(store, hit)
             if reply is not None:
                 share = hit.score * factor * ANSWER_SHARE

@@ -85,13 +85,15 @@ def query_groups(query: str) -> list[list[str]]:
 
 
 # Question words and glue that half-remembered questions are full of ("how did we fix the
-# …"). Requiring them would make the all-terms match fail; they still count in the any-term
-# fallback, where bm25 weighs them down anyway.
+# …", "how long does it take"): they carry no subject, so they are not required and do not
+# count towards what an entry holds of the question.
 STOPWORDS = frozenset("""
 a about after all an and any are as at be been before but by can could did do does doing done
-for from had has have how i if in into is it its me my of on or our so that the their them then
+for from had has have how i if in into is it its many me much my of on or our so that the their them then
 there these this those to us use used using was we were what when where which while who why will with
 would you your
+actually also ever exactly get gets got happen happened happens just kind really stuff take takes thing
+things way
 """.split())
 
 

@@ -114,7 +114,7 @@ def test_search_answer_is_compact_and_says_how_to_read_more(tool: MemoryTool):
     assert len(answer.text) < 8000
     first = result["results"][0]
     text = body(answer.text)
-    assert f"entry {first['entryId']}" in text.splitlines()[1]
+    assert f"entry {first['entryId']}" in next(line for line in text.splitlines() if line.startswith("[1] "))
     assert f'read more: {{"action":"read","entryId":"{first["entryId"]}"' in text
     assert text.splitlines()[-1].startswith("index: 26 sessions")
     assert answer.index is not None and answer.index["sessions"] == 26
