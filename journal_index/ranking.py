@@ -31,7 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from journal_index import synonyms
-from journal_index.config import CANDIDATES
 from journal_index.hits import HIT_COLUMNS, Filters, Hit, hits_of
 from journal_index.store import Store
 from journal_index.text_forms import STOPWORDS
@@ -47,7 +46,7 @@ AGE_DAYS = 30.0  # score / (1 + age / AGE_DAYS)
 FRESH_AGE_DAYS = 2.0  # the same when the question asks for the current state
 FRESH_WORDS = frozenset({"current", "currently", "now", "latest", "newest", "today", "nowadays", "still",
                          "anymore", "lately"})
-BULK_LEADS = 2  # bulk candidates are also found by the rarest concepts alone (a common word matches everything)
+BULK_LEADS = 1  # bulk candidates are also found by the rarest concepts alone (a common word matches everything)
 SYNONYMS = True
 SYNONYM_WEIGHT = 0.7  # a concept found only through a synonym counts this much
 NAME_WEIGHT = 1.5  # an identifier or a file name (a word the tokenizer splits) is what a question is about
@@ -55,6 +54,9 @@ FRESH_KEEP = 0.3  # asked for now: candidates scoring at least this share of the
 # A question of this many concepts that few entries answer in full gets the entries answering
 # most of it too; a single precise word (an identifier) is not padded.
 FILL_MIN_GROUPS = 2
+LIGHT_LIMIT = 200  # candidates from what was said, by bm25
+BULK_LIMIT = 200  # candidates from tool output per expression, newest first
+SCORE_WINDOW = 2000  # an expression matching more entries than this has only its newest scored
 
 HINT_SOME = ("{n} of these {shown} results hold every term; the others hold most of them. "
              "Add, drop or change words to narrow it down.")
@@ -73,10 +75,27 @@ class _Stats:
     average_chars: float
 
 
+_STATS: dict[tuple[int, int], _Stats] = {}
+
+
 def _stats(store: Store) -> _Stats:
-    row = store.one("SELECT count(*), avg(chars) FROM entries")
-    docs, average = (row or (0, None))
-    return _Stats(max(int(docs or 0), 1), float(average or 1.0))
+    """Counted once per state of the table (its newest rowid): a scan of every row per search
+    would cost more than the search."""
+    key = (id(store), int(store.value("SELECT max(rowid) FROM entries", default=0)))
+    if key not in _STATS:
+        row = store.one("SELECT count(*), avg(chars) FROM entries")
+        docs, average = (row or (0, None))
+        _STATS.clear()
+        _STATS[key] = _Stats(max(int(docs or 0), 1), float(average or 1.0))
+    return _STATS[key]
+
+
+def _window(store: Store, table: str, expression: str) -> int:
+    """The lowest rowid worth scoring: for an expression that matches more than SCORE_WINDOW
+    entries (common words), only the newest SCORE_WINDOW are scored; else every match."""
+    row = store.one(f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                    (expression, SCORE_WINDOW))
+    return int(row[0]) if row else 0
 
 
 def _idf(docs: int, containing: int) -> float:
@@ -118,13 +137,15 @@ class _Concept:
 
 
 def _light(store: Store, concepts: list[_Concept], filters: Filters) -> list[Hit]:
-    """Entries whose light text holds any concept, by bm25 (which grows with what they hold)."""
+    """Entries whose light text holds any concept, by bm25 (which grows with what they hold);
+    of very many, the newest SCORE_WINDOW (bm25 is computed for each match scored)."""
     where, params = filters.sql()
     expression = " OR ".join(_light_expression(c.phrases) for c in concepts)
+    low = _window(store, "entries_fts", expression)
     sql = (f"SELECT {HIT_COLUMNS}, -bm25(entries_fts) FROM entries_fts "
            "JOIN entries e ON e.rowid = entries_fts.rowid JOIN files f ON f.id = e.file_id "
-           f"WHERE entries_fts MATCH ? AND {where} ORDER BY rank LIMIT {CANDIDATES}")
-    return hits_of(store.rows(sql, [expression, *params]))
+           f"WHERE entries_fts MATCH ? AND entries_fts.rowid >= ? AND {where} ORDER BY rank LIMIT {LIGHT_LIMIT}")
+    return hits_of(store.rows(sql, [expression, low, *params]))
 
 
 def _bulk(store: Store, expression: str, filters: Filters) -> list[tuple[Hit, int]]:
@@ -132,22 +153,23 @@ def _bulk(store: Store, expression: str, filters: Filters) -> list[tuple[Hit, in
     where, params = filters.sql()
     sql = (f"SELECT {HIT_COLUMNS}, 0.0, e.chars FROM entries_bulk "
            "JOIN entries e ON e.rowid = entries_bulk.rowid JOIN files f ON f.id = e.file_id "
-           f"WHERE entries_bulk MATCH ? AND {where} ORDER BY entries_bulk.rowid DESC LIMIT {CANDIDATES}")
+           f"WHERE entries_bulk MATCH ? AND {where} ORDER BY entries_bulk.rowid DESC LIMIT {BULK_LIMIT}")
     return [(Hit(*row[:-1]), int(row[-1])) for row in store.rows(sql, [expression, *params])]
 
 
-def _held(store: Store, phrases: list[list[str]], rowids: list[int]) -> set[int]:
-    """Which of the candidates hold any of the phrases (in either table)."""
+def _held(store: Store, phrases: list[list[str]], rowids: set[int]) -> set[int]:
+    """Which of the candidates hold any of the phrases (in either table). The matches from the
+    lowest candidate on are read and intersected here: FTS5 reads a doclist in about a
+    millisecond, while asking it about each candidate (rowid IN …) costs a seek per candidate."""
     if not rowids:
         return set()
-    placeholders = ",".join("?" * len(rowids))
+    low = min(rowids)
     rows: set[int] = set()
     for table, expression in (("entries_fts", _light_expression(phrases)),
                               ("entries_bulk", _bulk_expression(phrases))):
         rows |= {r[0] for r in store.conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({placeholders})",
-            [expression, *rowids])}
-    return rows
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid >= ?", (expression, low))}
+    return rows & rowids
 
 
 IMPLICIT_NOW = 0.3  # how much a present-tense question counts as asking for the current state
@@ -194,7 +216,7 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     """The question's meaningful concepts (stopwords and words asking for freshness dropped,
     unless nothing else is left), and whether it asks for the current state."""
     fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
-    found = synonyms.concepts(groups, _lexicon(tokenize) if SYNONYMS else None)
+    found = synonyms.concepts(groups, _lexicon(tokenize) if SYNONYMS else None, tokenize)
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
     meaningful = [c for c in found if c.alternatives or not all(
         len(g) == 1 and (g[0].lower() in STOPWORDS or g[0].lower() in asking_now) for g in c.words)]
@@ -209,15 +231,14 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     return out, fresh
 
 
-_LEXICONS: dict[int, synonyms.Lexicon] = {}
+_LEXICON: list[synonyms.Lexicon] = []
 
 
 def _lexicon(tokenize: Tokenize) -> synonyms.Lexicon:
-    key = id(tokenize.__self__) if hasattr(tokenize, "__self__") else id(tokenize)
-    if key not in _LEXICONS:
-        _LEXICONS.clear()
-        _LEXICONS[key] = synonyms.Lexicon(tokenize)
-    return _LEXICONS[key]
+    """The synonym vocabulary, built once per process (every connection tokenizes alike)."""
+    if not _LEXICON:
+        _LEXICON.append(synonyms.Lexicon(tokenize))
+    return _LEXICON[0]
 
 
 EXPLAIN_WORDS = frozenset({"how", "why"})
@@ -245,7 +266,7 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
                 hit.score = 0.0
                 found[hit.rowid] = hit
 
-    rowids = list(found)
+    rowids = set(found)
     exact = [_held(store, [c.phrase], rowids) for c in concepts]
     loose = [_held(store, c.alternatives, rowids) if c.alternatives else set() for c in concepts]
     age_scale = FRESH_AGE_DAYS if fresh else AGE_DAYS

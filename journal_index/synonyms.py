@@ -46,37 +46,40 @@ def _groups() -> tuple[tuple[str, ...], ...]:
 
 
 class Lexicon:
-    """The groups, keyed by the tokens of each member (as the index's tokenizer makes them)."""
+    """The groups, keyed by the tokens of each member (as the index's tokenizer makes them);
+    built once, it keeps no reference to the tokenizer it was built with."""
 
     def __init__(self, tokenize: Tokenize) -> None:
         self.by_tokens: dict[tuple[str, ...], list[int]] = {}
-        self.groups = _groups()
-        for index, members in enumerate(self.groups):
+        # each group: (tokens, literal terms) of each member
+        self.groups: list[list[tuple[tuple[str, ...], list[str]]]] = []
+        for index, members in enumerate(_groups()):
+            keyed = []
             for member in members:
                 key = tuple(tokenize(member))
                 if key:
                     self.by_tokens.setdefault(key, []).append(index)
-        self.tokenize = tokenize
+                    keyed.append((key, [term for group in query_groups(member) for term in group]))
+            self.groups.append(keyed)
 
     def alternatives(self, key: tuple[str, ...]) -> list[list[str]]:
-        """The other members of every group the tokens belong to (as lists of words)."""
+        """The other members of every group the tokens belong to (as literal terms)."""
         seen = {key}
         out: list[list[str]] = []
         for index in self.by_tokens.get(key, []):
-            for member in self.groups[index]:
-                member_key = tuple(self.tokenize(member))
-                if member_key and member_key not in seen:
+            for member_key, terms in self.groups[index]:
+                if member_key not in seen:
                     seen.add(member_key)
-                    out.append([term for group in query_groups(member) for term in group])
+                    out.append(terms)
         return out[:MAX_ALTERNATIVES]
 
 
-def concepts(groups: list[list[str]], lexicon: Lexicon | None) -> list[Concept]:
+def concepts(groups: list[list[str]], lexicon: Lexicon | None, tokenize: Tokenize) -> list[Concept]:
     """The question's concepts: runs of its words that the lexicon knows (longest first), each
     with its alternatives; every other word a concept of its own."""
     if lexicon is None:
         return [Concept([g]) for g in groups]
-    keys = [tuple(lexicon.tokenize(" ".join(g))) for g in groups]
+    keys = [tuple(tokenize(" ".join(g))) for g in groups]
     out: list[Concept] = []
     i = 0
     while i < len(groups):
