@@ -131,7 +131,7 @@ def _page(store: Store, reader: Reader, ranked: list[Hit], terms: set[str], limi
     (a /fork or branch copy repeats text under new ids: one slot, the others noted). None when
     a journal turned out rewritten and was reindexed: rank again."""
     out: list[Hit] = []
-    by_text: dict[tuple[str, int], Hit] = {}
+    by_text: dict[tuple[str, int | str], Hit] = {}
     stale: dict[str, list[Hit]] = {}
     for hit in ranked:
         if len(out) >= limit:
@@ -145,7 +145,9 @@ def _page(store: Store, reader: Reader, ranked: list[Hit], terms: set[str], limi
         # Only the indexed part can hold the matched terms; a giant entry is not collapsed whole.
         excerpt: Excerpt = make_excerpt(indexed_part(text), terms, reader.tokenize)
         hit.excerpt, hit.spans = excerpt.text, excerpt.spans
-        first = by_text.setdefault((hit.kind, hash(text)), hit)
+        # Copies show the same words: one slot. With a query, what is shown is the excerpt (fork
+        # copies of a summary differ only where nobody looks); without one, the whole text.
+        first = by_text.setdefault((hit.kind, hit.excerpt if terms else hash(text)), hit)
         if first is not hit:
             if hit.session_id and hit.session_id != first.session_id and hit.session_id not in first.also_in:
                 first.also_in.append(hit.session_id)

@@ -336,19 +336,18 @@ def split_objects(line: bytes) -> list[tuple[int, int]]:
     return []
 
 
-def arguments_text(arguments: Any) -> str:
+def arguments_text(arguments: Any, depth: int = 0) -> str:
     """A tool call's arguments as people read them: ``key: value`` lines, strings as they are
-    (a command or a patch keeps its real newlines and quotes, not JSON escapes)."""
+    (a command or a patch keeps its real newlines and quotes, not JSON escapes), a list of
+    edits as their own ``key: value`` lines."""
     if isinstance(arguments, str):
         return arguments
-    if isinstance(arguments, dict):
-        lines = []
-        for key, value in arguments.items():
-            shown = value if isinstance(value, str) else orjson.dumps(value).decode()
-            lines.append(f"{key}: {shown}")
-        return "\n".join(lines)
     if arguments is None:
         return ""
+    if depth < 3 and isinstance(arguments, dict):
+        return "\n".join(f"{key}: {arguments_text(value, depth + 1)}" for key, value in arguments.items())
+    if depth < 3 and isinstance(arguments, list) and all(isinstance(v, str | dict) for v in arguments):
+        return "\n".join(arguments_text(value, depth + 1) for value in arguments)
     return orjson.dumps(arguments).decode()
 
 
