@@ -3,11 +3,15 @@
     python -m benchmarks.run [--size 50MB] [--out DIR] [--json FILE] [--seed 1]
     python -m benchmarks.run --size 1GB --out /tmp/bench-1g          # the README figures
     python -m benchmarks.run --corpus DIR                             # reuse journals (DIR or DIR/sessions)
+    python -m benchmarks.run --corpus-kind ours --size 200MB          # real pi journals, replicated
+    python -m benchmarks.run --index-only --formats 20MB              # indexing figures, per format too
 
 Steps, all on this machine in this run (machines are noisy; compare ratios, not absolutes):
 
 1.  corpus: ``benchmarks.corpus.generate`` into OUT/sessions (reused when OUT/corpus.json says the same
-    size and seed), or ``--corpus``. Every journal is read once first, so everything below runs with a
+    size and seed), or ``--corpus``, or with ``--corpus-kind ours`` the shared real pi journals replicated
+    by ``tools/scale_corpus.py --unique`` into ``--cache`` (built once per size; see
+    ``benchmarks.agent_corpora``). Every journal is read once first, so everything below runs with a
     warm page cache.
 2.  baselines: reading the bytes (MB/s) and reading + ``orjson.loads`` of every line (MB/s), one thread,
     like the indexer.
@@ -35,7 +39,12 @@ Steps, all on this machine in this run (machines are noisy; compare ratios, not 
     journal is truncated back (and its mtime restored) afterwards.
 7.  read: ``query.read(store, entry_id, project scope)`` for ``--reads`` random entries (re-read,
     verify, redact); every answer must be ``ok``.
-8.  a table on stdout; JSON to ``--json`` (default benchmarks/out/results.json).
+8.  ``--formats SIZE``: the first pass in-process per journal format (pi, Claude Code, Codex CLI), each
+    over about SIZE of real journals laid out where its agent keeps them (``benchmarks.agent_corpora``),
+    with its own read + ``orjson.loads`` baseline.
+9.  a table on stdout; JSON to ``--json`` (default benchmarks/out/results.json).
+
+``--index-only`` stops after the index size (steps 1–4, and 8): the indexing figures alone.
 
 ``--profile FILE`` adds an in-process first pass under cProfile (stats to FILE, top 10 by tottime
 after the table); it runs last so it does not disturb the other figures.
@@ -67,14 +76,17 @@ from typing import Any
 import apsw
 import orjson
 
+from benchmarks import agent_corpora
 from benchmarks import corpus as corpus_mod
 from benchmarks.queries import CLASSES, Query, as_json, build_queries
 from journal_index import indexer, query
+from journal_index.formats import Root
 from journal_index.scope import Scope, is_home, resolve_scope
 from journal_index.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "benchmarks" / "out" / "results.json"
+DEFAULT_CACHE = ROOT / "benchmarks" / "out" / "cache"
 MB = 1_000_000
 RSS_POLL_S = 0.02
 
@@ -89,6 +101,9 @@ TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
     "longest_write_ms": ("longest write transaction (in-process pass)", "ms", "<=", 50),
     "index_size_pct": ("index size (db+wal+shm) / journal bytes", "%", "<=", 10),
     "index_size_optimized_pct": ("  after optimize + checkpoint + VACUUM", "%", "<=", 10),
+    "first_pass_pi_mb_s": ("first pass in-process, pi journals", "MB/s", None, None),
+    "first_pass_claude_mb_s": ("first pass in-process, Claude Code journals", "MB/s", None, None),
+    "first_pass_codex_mb_s": ("first pass in-process, Codex CLI journals", "MB/s", None, None),
     "warm_project_p50_ms": ("warm search, project scope p50", "ms", "<=", 5),
     "warm_project_p95_ms": ("warm search, project scope p95", "ms", None, None),
     "warm_project_p99_ms": ("warm search, project scope p99", "ms", "<=", 40),
@@ -201,6 +216,10 @@ def log(message: str) -> None:
 # 1–2: corpus and baselines
 # ---------------------------------------------------------------------------------------------
 def prepare_corpus(args: argparse.Namespace, out: Path) -> tuple[Path, dict[str, Any]]:
+    if args.corpus_kind == "ours" and not args.corpus:
+        cache = Path(args.cache) if args.cache else DEFAULT_CACHE
+        log(f"the ours corpus ({args.size}) in {cache}")
+        return agent_corpora.ours_corpus(corpus_mod.parse_size(args.size), cache)
     if args.corpus:
         base = Path(args.corpus)
         sessions = base / "sessions" if (base / "sessions").is_dir() else base
@@ -321,7 +340,7 @@ def first_pass_child(db: Path, sessions: Path, work: Path) -> dict[str, Any]:
             "psutil": psutil is not None, "stderr": err_path.read_text()[-2000:]}
 
 
-def first_pass_inprocess(db: Path, paths: list[str]) -> dict[str, Any]:
+def first_pass_inprocess(db: Path, paths: list[str], roots: Sequence[Root] = ()) -> dict[str, Any]:
     """``indexer.index_files`` into a new index.
 
     Every ``store.write()`` block is also timed from outside (BEGIN IMMEDIATE to COMMIT done, so a
@@ -340,7 +359,7 @@ def first_pass_inprocess(db: Path, paths: list[str]) -> dict[str, Any]:
 
     store.write = timed_write  # type: ignore[method-assign]
     try:
-        report = indexer.index_files(store, paths)
+        report = indexer.index_files(store, paths, roots=roots)
         longest = store.longest_write
     finally:
         store.write = inner  # type: ignore[method-assign]
@@ -348,7 +367,8 @@ def first_pass_inprocess(db: Path, paths: list[str]) -> dict[str, Any]:
     return {"report": report.as_json(), "seconds": report.seconds, "bytes": report.bytes,
             "longest_write_s": longest,
             "writes": {"n": len(durations), "p50_ms": ms(pct(durations, 50)), "p99_ms": ms(pct(durations, 99)),
-                       "max_ms": ms(max(durations, default=0.0)),
+                       "p95_ms": ms(pct(durations, 95)), "max_ms": ms(max(durations, default=0.0)),
+                       "longest_ms": [round(ms(d), 1) for d in sorted(durations)[-5:]],
                        "over_50ms": sum(d > 0.05 for d in durations),
                        "total_s": sum(durations)}}
 
@@ -371,6 +391,31 @@ def dbstat(path: Path) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
+def fts_tables(conn: apsw.Connection) -> list[str]:
+    return [str(r[0]) for r in conn.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5(%'")]
+
+
+def per_format(work: Path, size: int) -> dict[str, Any]:
+    """The first pass in-process over each format's journals, with their own parse baseline."""
+    home = work / "agent-home"
+    shutil.rmtree(home, ignore_errors=True)
+    out: dict[str, Any] = {}
+    for name, root in agent_corpora.agent_home(home, size).items():
+        paths = indexer.discover([root])
+        base = baselines(paths)
+        db = work / f"format-{name}.db"
+        remove_db(db)
+        inproc = first_pass_inprocess(db, paths, [root])
+        out[name] = {"journals": len(paths), "bytes": base["bytes"], "parse_mb_s": base["parse_mb_s"],
+                     "first_pass_mb_s": inproc["bytes"] / MB / inproc["seconds"],
+                     "entries": inproc["report"]["entries"], "index_bytes": db_bytes(db),
+                     "longest_write_ms": ms(inproc["longest_write_s"])}
+        remove_db(db)
+    shutil.rmtree(home, ignore_errors=True)
+    return out
+
+
 def optimized_copy(db: Path, target: Path) -> dict[str, Any]:
     for suffix in ("", "-wal", "-shm"):
         source = Path(f"{db}{suffix}")
@@ -378,7 +423,8 @@ def optimized_copy(db: Path, target: Path) -> dict[str, Any]:
             shutil.copyfile(source, f"{target}{suffix}")
     conn = apsw.Connection(str(target))
     started = time.perf_counter()
-    conn.execute("INSERT INTO entries_fts(entries_fts) VALUES('optimize')")
+    for table in fts_tables(conn):
+        conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -599,6 +645,16 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     metrics["index_size_optimized_pct"] = 100 * optimized["bytes"] / journal_bytes
     details["index_size"] = {"bytes": size, "tables": dbstat(db), "optimized": optimized}
 
+    if args.formats:
+        log(f"first pass per format ({args.formats} of journals each)")
+        formats = per_format(out, corpus_mod.parse_size(args.formats))
+        for name, figures in formats.items():
+            metrics[f"first_pass_{name}_mb_s"] = figures["first_pass_mb_s"]
+        details["per_format"] = formats
+    if args.index_only:
+        details["scope"] = {"cwd": None, "root": None, "project_entries": None,
+                            "entries": int(inproc["report"]["entries"])}
+        return finish(args, metrics, notes, details, corpus_stats, journal_bytes, paths)
     store = open_store(str(db))
     try:
         entries = int(store.value("SELECT count(*) FROM entries", default=0))
@@ -686,6 +742,11 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         pstats.Stats(str(args.profile), stream=text).sort_stats("tottime").print_stats(10)
         details["profile"] = {"file": str(args.profile), "top_tottime": text.getvalue()}
 
+    return finish(args, metrics, notes, details, corpus_stats, journal_bytes, paths)
+
+
+def finish(args: argparse.Namespace, metrics: dict[str, float], notes: list[str], details: dict[str, Any],
+           corpus_stats: dict[str, Any], journal_bytes: int, paths: list[str]) -> dict[str, Any]:
     details["load_after"] = load_average()
     cores = machine_info()["cores"] or 1
     if max(details["load_before"][0], details["load_after"][0]) > cores:
@@ -693,7 +754,8 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                      f"{details['load_after'][0]:.1f} after) exceeded the {cores} cores: other work "
                      "competed with this run")
     details["indexer"] = {name: getattr(indexer, name) for name in
-                          ("CHUNK_BYTES", "GROUP_CHARS", "GROUP_ROWS") if hasattr(indexer, name)}
+                          ("CHUNK_BYTES", "GROUP_CHARS", "GROUP_ROWS", "MERGE_PAGES", "WORKERS_MIN_BYTES")
+                          if hasattr(indexer, name)}
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m benchmarks.run", *sys.argv[1:]]),
@@ -724,10 +786,12 @@ def metric_json(name: str, value: float) -> dict[str, Any]:
 def format_table(results: dict[str, Any]) -> str:
     m = results["machine"]
     c = results["corpus"]
+    scope = results["details"]["scope"]
+    where = (f"; project scope {scope['root']} ({scope['project_entries']:,} entries)"
+             if scope["root"] is not None else "")
     lines = [
         f"journal-index benchmark: {c['journal_bytes'] / MB:,.1f} MB in {c['journals']} journals "
-        f"({results['details']['scope']['entries']:,} entries); project scope "
-        f"{results['details']['scope']['root']} ({results['details']['scope']['project_entries']:,} entries)",
+        f"({c.get('kind', 'generated')}; {scope['entries']:,} entries){where}",
         f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, SQLite {m['sqlite']}",
         "",
         f"| {'metric':<50} | {'value':>12} | {'target':>9} | met |",
@@ -740,6 +804,15 @@ def format_table(results: dict[str, Any]) -> str:
         target = f"{entry['target']} {unit}" if entry["target"] else ""
         flag = "" if entry["met"] is None else "yes" if entry["met"] else "NO"
         lines.append(f"| {TARGETS[name][0]:<50} | {shown:>12} | {target:>9} | {flag:^3} |")
+    tables = results["details"].get("index_size", {}).get("tables", {})
+    if tables:
+        lines.append("index split, % of journal bytes: " + ", ".join(
+            f"{name} {100 * size / c['journal_bytes']:.2f}" for name, size in tables.items()
+            if size / c["journal_bytes"] >= 0.0005))
+    for name, figures in results["details"].get("per_format", {}).items():
+        lines.append(f"format {name}: {figures['bytes'] / MB:.1f} MB in {figures['journals']} journals, "
+                     f"{figures['first_pass_mb_s']:.1f} MB/s (parse baseline {figures['parse_mb_s']:.0f} MB/s), "
+                     f"index {100 * figures['index_bytes'] / figures['bytes']:.1f} %")
     for note in results["notes"]:
         lines.append(f"note: {note}")
     return "\n".join(lines)
@@ -752,6 +825,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", help="work folder: corpus (OUT/sessions, reused if the same size and seed) and "
                                   "indexes (default: a temporary folder, removed afterwards)")
     ap.add_argument("--corpus", help="use these journals (DIR or DIR/sessions) instead of generating")
+    ap.add_argument("--corpus-kind", choices=("generated", "ours"), default="generated",
+                    help="generated: benchmarks/corpus.py (default); ours: the shared real pi journals "
+                         "replicated to --size by tools/scale_corpus.py --unique, kept in --cache")
+    ap.add_argument("--cache", help=f"where --corpus-kind ours keeps its corpora (default {DEFAULT_CACHE})")
+    ap.add_argument("--index-only", action="store_true",
+                    help="only the corpus, baselines, first passes and index size (no search, read, append)")
+    ap.add_argument("--formats", metavar="SIZE",
+                    help="also the first pass per journal format over about SIZE of each (e.g. 20MB)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
     ap.add_argument("--queries", type=int, default=110, help="warm search queries (default 110)")
     ap.add_argument("--repeat", type=int, default=2, help="timed warm rounds over the queries (default 2)")
