@@ -75,19 +75,13 @@ class _Stats:
     average_chars: float
 
 
-_STATS: dict[tuple[int, int], _Stats] = {}
-
-
 def _stats(store: Store) -> _Stats:
-    """Counted once per state of the table (its newest rowid): a scan of every row per search
-    would cost more than the search."""
-    key = (id(store), int(store.value("SELECT max(rowid) FROM entries", default=0)))
-    if key not in _STATS:
-        row = store.one("SELECT count(*), avg(chars) FROM entries")
-        docs, average = (row or (0, None))
-        _STATS.clear()
-        _STATS[key] = _Stats(max(int(docs or 0), 1), float(average or 1.0))
-    return _STATS[key]
+    """Estimated without scanning the table (a scan of every row would cost more than the
+    search): rows are rarely deleted, so the newest rowid counts them, and the newest
+    thousands give the average length."""
+    newest = int(store.value("SELECT max(rowid) FROM entries", default=0))
+    average = store.value("SELECT avg(chars) FROM (SELECT chars FROM entries ORDER BY rowid DESC LIMIT 4000)")
+    return _Stats(max(newest, 1), float(average or 1.0))
 
 
 def _window(store: Store, table: str, expression: str) -> int:
@@ -216,7 +210,7 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     """The question's meaningful concepts (stopwords and words asking for freshness dropped,
     unless nothing else is left), and whether it asks for the current state."""
     fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
-    found = synonyms.concepts(groups, _lexicon(tokenize) if SYNONYMS else None, tokenize)
+    found = synonyms.concepts(groups, _lexicon() if SYNONYMS else None, tokenize)
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
     meaningful = [c for c in found if c.alternatives or not all(
         len(g) == 1 and (g[0].lower() in STOPWORDS or g[0].lower() in asking_now) for g in c.words)]
@@ -234,10 +228,10 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
 _LEXICON: list[synonyms.Lexicon] = []
 
 
-def _lexicon(tokenize: Tokenize) -> synonyms.Lexicon:
-    """The synonym vocabulary, built once per process (every connection tokenizes alike)."""
+def _lexicon() -> synonyms.Lexicon:
+    """The synonym vocabulary, read once per process (every connection tokenizes alike)."""
     if not _LEXICON:
-        _LEXICON.append(synonyms.Lexicon(tokenize))
+        _LEXICON.append(synonyms.Lexicon())
     return _LEXICON[0]
 
 

@@ -45,29 +45,43 @@ def _groups() -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+PREFIX = 3  # a word and its stem share their first characters ("printed", "print")
+
+
 class Lexicon:
-    """The groups, keyed by the tokens of each member (as the index's tokenizer makes them);
-    built once, it keeps no reference to the tokenizer it was built with."""
+    """The groups, keyed by the tokens of each member (as the index's tokenizer makes them).
 
-    def __init__(self, tokenize: Tokenize) -> None:
-        self.by_tokens: dict[tuple[str, ...], list[int]] = {}
-        # each group: (tokens, literal terms) of each member
-        self.groups: list[list[tuple[tuple[str, ...], list[str]]]] = []
-        for index, members in enumerate(_groups()):
-            keyed = []
+    Members are tokenized only when a question touches their group (found by the first
+    characters of their first word): a short-lived CLI process must not tokenize the whole
+    vocabulary for one search.
+    """
+
+    def __init__(self) -> None:
+        self.raw = _groups()
+        self.by_prefix: dict[str, set[int]] = {}
+        for index, members in enumerate(self.raw):
             for member in members:
-                key = tuple(tokenize(member))
-                if key:
-                    self.by_tokens.setdefault(key, []).append(index)
-                    keyed.append((key, [term for group in query_groups(member) for term in group]))
-            self.groups.append(keyed)
+                self.by_prefix.setdefault(member[:PREFIX], set()).add(index)
+        self.keyed: dict[int, list[tuple[tuple[str, ...], list[str]]]] = {}
 
-    def alternatives(self, key: tuple[str, ...]) -> list[list[str]]:
-        """The other members of every group the tokens belong to (as literal terms)."""
+    def _group(self, index: int, tokenize: Tokenize) -> list[tuple[tuple[str, ...], list[str]]]:
+        """A group's members as (tokens, literal terms), tokenized on first use."""
+        if index not in self.keyed:
+            members = [(tuple(tokenize(m)), [t for g in query_groups(m) for t in g]) for m in self.raw[index]]
+            self.keyed[index] = [(key, terms) for key, terms in members if key]
+        return self.keyed[index]
+
+    def groups_of(self, key: tuple[str, ...], first_word: str, tokenize: Tokenize) -> list[int]:
+        """The groups holding a member whose tokens are ``key``."""
+        candidates = self.by_prefix.get(first_word.lower()[:PREFIX], set()) | self.by_prefix.get(key[0][:PREFIX], set())
+        return sorted(i for i in candidates if any(k == key for k, _ in self._group(i, tokenize)))
+
+    def alternatives(self, key: tuple[str, ...], groups: list[int], tokenize: Tokenize) -> list[list[str]]:
+        """The other members of the groups (as literal terms)."""
         seen = {key}
         out: list[list[str]] = []
-        for index in self.by_tokens.get(key, []):
-            for member_key, terms in self.groups[index]:
+        for index in groups:
+            for member_key, terms in self._group(index, tokenize):
                 if member_key not in seen:
                     seen.add(member_key)
                     out.append(terms)
@@ -86,9 +100,11 @@ def concepts(groups: list[list[str]], lexicon: Lexicon | None, tokenize: Tokeniz
         for size in range(min(MAX_PHRASE, len(groups) - i), 0, -1):
             key = tuple(t for k in keys[i:i + size] for t in k)
             single_word = size == 1 and len(keys[i]) == 1
-            if key in lexicon.by_tokens and (size > 1 or single_word) and not (
-                    single_word and groups[i][0].lower() in STOPWORDS):  # "why", "how": no expansion
-                out.append(Concept(groups[i:i + size], lexicon.alternatives(key)))
+            if not key or not (size > 1 or single_word) or (single_word and groups[i][0].lower() in STOPWORDS):
+                continue  # "why", "how": no expansion
+            found = lexicon.groups_of(key, groups[i][0], tokenize)
+            if found:
+                out.append(Concept(groups[i:i + size], lexicon.alternatives(key, found, tokenize)))
                 i += size
                 break
         else:
