@@ -184,7 +184,8 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
 @click.option("--db", type=click.Path(), default=None,
               help="Index file (env JOURNAL_INDEX_DB; default: a file in the user cache folder).")
 @click.option("--sessions", multiple=True, type=click.Path(),
-              help="A session root (repeatable; env JOURNAL_INDEX_SESSIONS; default: pi's sessions folder).")
+              help="A folder of journals, any agent's (repeatable; env JOURNAL_INDEX_SESSIONS; "
+                   "default: the folders of pi, Claude Code and Codex CLI).")
 @click.version_option(version=__version__, prog_name="journal-index")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, sessions: tuple[str, ...]) -> None:

@@ -233,3 +233,62 @@ def test_a_second_ctrl_c_stops_at_once_and_still_gives_the_lease_back(tmp_path, 
         assert store.value("PRAGMA integrity_check") == "ok"
     finally:
         store.close()
+
+
+def test_watch_follows_every_agents_default_folders_even_those_created_later(tmp_path):
+    """No --sessions: watch follows pi's, Claude Code's and Codex's folders. Claude's exists at
+    start; Codex's is created while watch runs (its first session), as on a new machine."""
+    from tests.agent_homes import AGENT_FIXTURES, home_env
+
+    home, db, log = tmp_path / "home", tmp_path / "index.db", tmp_path / "watch.log"
+    (home / ".claude" / "projects").mkdir(parents=True)
+    env = {**home_env(home, db), "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "journal_index", "watch", "--rescan", "1"],
+                            stdout=subprocess.DEVNULL, stderr=log.open("wb"), env=env, cwd=home)
+
+    def formats() -> dict[str, int]:
+        if not db.exists():
+            return {}
+        conn = apsw.Connection(str(db))
+        conn.set_busy_timeout(5000)
+        try:
+            return dict(conn.execute("SELECT f.format, count(e.rowid) FROM files f "
+                                     "LEFT JOIN entries e ON e.file_id = f.id GROUP BY f.format"))
+        except apsw.SQLError:  # the schema is not there yet
+            return {}
+        finally:
+            conn.close()
+
+    try:
+        wait_for(lambda: b"backfill:" in log.read_bytes(), "the backfill", proc, log)
+        assert formats() == {}
+        claude = sorted((AGENT_FIXTURES / "claude" / "projects").glob("*/*.jsonl"))[0]
+        project = home / ".claude" / "projects" / claude.parent.name
+        project.mkdir()
+        shutil.copy(claude, project / claude.name)
+        wait_for(lambda: formats().get("claude", 0) > 0, "the Claude Code transcript", proc, log)
+
+        codex = sorted((AGENT_FIXTURES / "codex" / "sessions").rglob("rollout-*.jsonl"))[0]
+        day = home / ".codex" / codex.parent.relative_to(AGENT_FIXTURES / "codex")
+        day.mkdir(parents=True)  # ~/.codex/sessions did not exist when watch started
+        shutil.copy(codex, day / codex.name)
+        wait_for(lambda: formats().get("codex", 0) > 0, "the Codex rollout", proc, log)
+        assert set(formats()) == {"claude", "codex"}
+    finally:
+        if proc.poll() is None:
+            stop(proc, log)
+    # What watch stored is what a fresh index of the same files stores.
+    fresh = tmp_path / "fresh.db"
+    done = subprocess.run([sys.executable, "-m", "journal_index", "--db", str(fresh), "index"],
+                          env={**env, "JOURNAL_INDEX_DB": str(fresh)}, cwd=home, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert formats() == _counts(fresh)
+
+
+def _counts(db: Path) -> dict[str, int]:
+    conn = apsw.Connection(str(db))
+    try:
+        return dict(conn.execute("SELECT f.format, count(e.rowid) FROM files f "
+                                 "LEFT JOIN entries e ON e.file_id = f.id GROUP BY f.format"))
+    finally:
+        conn.close()
