@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from journal_index import synonyms
 from journal_index.hits import HIT_COLUMNS, Filters, Hit, hits_of
 from journal_index.store import Store
-from journal_index.text_forms import STOPWORDS
+from journal_index.text_forms import PARTICLES, STOPWORDS
 
 DAY_MS = 86_400_000
 K1, B = 1.2, 0.75  # bm25's, as FTS5 uses them
@@ -214,15 +214,32 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
     meaningful = [c for c in found if c.alternatives or not all(
         len(g) == 1 and (g[0].lower() in STOPWORDS or g[0].lower() in asking_now) for g in c.words)]
-    chosen = meaningful or found
     out = []
-    for concept in chosen:
+    for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
         phrase = [t for g in concept.words for t in g]
-        weight = _idf(stats.docs, _doc_count(store, phrase, tokenize))
-        if len(concept.words) == 1 and len(phrase) > 1:
+        weight = _idf(stats.docs, _doc_count(store, verb or phrase, tokenize))
+        if len(concept.words) == 1 and len(phrase) > 1 and verb is None:
             weight *= NAME_WEIGHT
         out.append(_Concept(phrase, concept.alternatives, weight))
     return out, fresh
+
+
+def _with_particles(meaningful: list[synonyms.Concept],
+                    found: list[synonyms.Concept]) -> list[tuple[synonyms.Concept, list[str] | None]]:
+    """A verb followed by its particle in the question ("give up") asks for the phrase; the verb
+    alone ("give me") still counts, as an alternative, and weighs the phrase (the particle is
+    common). Each concept comes with that verb, or None."""
+    out: list[tuple[synonyms.Concept, list[str] | None]] = []
+    for i, concept in enumerate(found):
+        if concept not in meaningful:
+            continue
+        after = found[i + 1].words if i + 1 < len(found) else []
+        if len(concept.words) == 1 and len(after) == 1 and len(after[0]) == 1 and after[0][0].lower() in PARTICLES:
+            verb = concept.words[0]
+            out.append((synonyms.Concept([verb + after[0]], [verb, *concept.alternatives]), verb))
+        else:
+            out.append((concept, None))
+    return out
 
 
 _LEXICON: list[synonyms.Lexicon] = []
@@ -237,6 +254,11 @@ def _lexicon() -> synonyms.Lexicon:
 
 EXPLAIN_WORDS = frozenset({"how", "why"})
 EXPLAIN_TOOL_WEIGHT = 0.5  # "how did we…", "why…": an explanation is said, not printed by a tool
+
+
+def _explains(groups: list[list[str]]) -> bool:
+    """Whether the question asks how or why (it starts so)."""
+    return any(len(g) == 1 and g[0].lower() in EXPLAIN_WORDS for g in groups[:2])
 
 
 def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, now: int,
@@ -264,7 +286,7 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
     exact = [_held(store, [c.phrase], rowids) for c in concepts]
     loose = [_held(store, c.alternatives, rowids) if c.alternatives else set() for c in concepts]
     age_scale = FRESH_AGE_DAYS if fresh else AGE_DAYS
-    explain = any(len(g) == 1 and g[0].lower() in EXPLAIN_WORDS for g in groups[:2])
+    explain = _explains(groups)
     for rowid, hit in found.items():
         matched = [c.weight if rowid in e else SYNONYM_WEIGHT * c.weight
                    for c, e, lo in zip(concepts, exact, loose, strict=True) if rowid in e or rowid in lo]
@@ -294,6 +316,11 @@ QUESTION_WEIGHT = 0.7
 ANSWER_SHARE = 0.9  # of the question's score, given to that reply
 ANSWER_LOOKAHEAD = 60  # entries looked at after the question for the end of its turn
 QUESTION_CHARS = 600
+# "how did we fix…", "why…": a request found in the journal ("alembic upgrade fails on main") is
+# answered, like a question, by the reply that ends its turn.
+ASKING_WORDS = EXPLAIN_WORDS
+
+
 def _proximity(matches: list[tuple[int, int, str]], width: int) -> float:
     """The most distinct query terms within ``width`` characters, as a share of those present."""
     present = {m[2] for m in matches}
@@ -341,6 +368,7 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
     head, tail = ranked[:RERANK], ranked[RERANK:]
     terms = {t for g in groups if not (len(g) == 1 and g[0].lower() in STOPWORDS) for t in tokenize(" ".join(g))}
     pairs = _pairs(query)
+    asking = any(len(g) == 1 and g[0].lower() in ASKING_WORDS for g in groups[:2])
     known = {h.rowid: h for h in ranked}
     added: list[Hit] = []
     for hit in head:
@@ -354,7 +382,8 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
         phrased = sum(1 for p in pairs if p in lowered)
         factor += PHRASE_WEIGHT * phrased
         # A question quoted word for word is what is looked for; one merely alike asks what its reply says.
-        if hit.kind == "user" and _asks(text) and not (pairs and phrased == len(pairs)):
+        asks = _asks(text) or (asking and len(text) <= QUESTION_CHARS)
+        if hit.kind == "user" and asks and not (pairs and phrased == len(pairs)):
             reply = _reply(store, hit)
             if reply is not None:
                 share = hit.score * factor * ANSWER_SHARE

@@ -87,6 +87,9 @@ def query_groups(query: str) -> list[list[str]]:
 # Question words and glue that half-remembered questions are full of ("how did we fix the
 # …", "how long does it take"): they carry no subject, so they are not required and do not
 # count towards what an entry holds of the question.
+# Particles of phrasal verbs ("wrap up", "give up", "ran out", "roll back"): alone they say
+# nothing; after their verb they make the phrase (ranking keeps them there).
+PARTICLES = frozenset("up down out off back over away".split())
 STOPWORDS = frozenset("""
 a about after all an and any are as at be been before but by can could did do does doing done
 for from had has have how i if in into is it its many me much my of on or our so that the their them then
@@ -94,7 +97,7 @@ there these this those to us use used using was we were what when where which wh
 would you your
 actually also ever exactly get gets got happen happened happens just kind really stuff take takes thing
 things way
-""".split())
+""".split()) | PARTICLES
 
 
 def content_groups(groups: list[list[str]]) -> list[list[str]]:

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from journal_index import ranking
 from journal_index.cli import cli
 from journal_index.indexer import index_file
-from journal_index.query import Filters, QueryError, parse_time_bound, read, search, summaries
+from journal_index.query import Filters, QueryError, Reader, parse_time_bound, read, search, summaries
 from journal_index.scope import resolve_scope
 from journal_index.store import Store
+from journal_index.text_forms import query_groups
 from tests.conftest import FIXTURES
 from tests.eval.run_eval import evaluate, load_questions
 from tests.helpers import load_secrets
@@ -331,3 +333,51 @@ def test_excerpt_matches_words_the_way_the_index_does(store: Store, text: str, q
     reader = Reader(store)
     terms = reader.query_terms([query.split()])
     assert [text[a:b] for a, b, _ in find_matches(text, terms, reader.tokenize)] == expected
+
+
+def _session(path: Path, lines: list[tuple[str, str, str]]) -> None:
+    """A small pi journal: (entry id, role, text) per message, a second apart."""
+    rows = [json.dumps({"type": "session", "version": 3, "id": path.stem, "timestamp": "2026-09-01T10:00:00.000Z",
+                        "cwd": "/w"})]
+    for i, (entry_id, role, text) in enumerate(lines, 1):
+        rows.append(json.dumps({"type": "message", "id": entry_id, "parentId": None,
+                                "timestamp": f"2026-09-01T10:00:{i:02d}.000Z",
+                                "message": {"role": role, "content": [{"type": "text", "text": text}]}}))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_a_verb_and_its_particle_are_one_phrase(store: Store, tmp_path: Path) -> None:
+    """"give up" asks for the phrase: an entry with "give me" and "mixing up" is not it, though it
+    holds both words and the one with the phrase lacks nothing else."""
+    _session(tmp_path / "s" / "--w--" / "a.jsonl", [
+        ("aa000001", "user", "give me the queue stats, queue sizes are up"),
+        ("aa000002", "assistant", "We give up on the queue library for now: it cannot requeue per tenant, and "
+                                  "the maintainers closed the issue asking for it, so the workers keep their own "
+                                  "list of pending jobs in the database until we find a replacement."),
+    ])
+    index_file(store, tmp_path / "s" / "--w--" / "a.jsonl")
+    hits = search(store, "why did we give up on the queue", Filters(resolve_scope(store, "global")), now=0).hits
+    assert [h.entry_id for h in hits][:1] == ["aa000002"]
+    concepts, _ = ranking._concepts(query_groups("why did we give up on the queue"), ranking._stats(store), store,
+                                    Reader(store).tokenize)
+    assert (concepts[0].phrase, concepts[0].alternatives) == (["give", "up"], [["give"]])
+    assert [c.phrase for c in concepts[1:]] == [["queue"]]  # "up" is no concept of its own
+
+
+def test_how_did_we_fix_finds_the_reply_that_ends_the_request(store: Store, tmp_path: Path) -> None:
+    """A request found for "how did we fix…" is answered by the reply that ends its turn, even
+    when that reply shares few of the question's words."""
+    _session(tmp_path / "s" / "--w--" / "b.jsonl", [
+        ("bb000001", "user", "alembic upgrade fails with multiple heads after the merge"),
+        ("bb000002", "assistant", "Looking at the revisions."),
+        ("bb000003", "assistant", "Generated a merge revision joining both branches; upgrade now applies cleanly."),
+        ("bb000004", "user", "thanks, now the changelog"),
+    ])
+    index_file(store, tmp_path / "s" / "--w--" / "b.jsonl")
+    scope = resolve_scope(store, "global")
+    hits = search(store, "how did we fix the alembic multiple heads", Filters(scope), now=0).hits
+    assert "bb000003" in [h.entry_id for h in hits][:2]
+    # Asked what was said, not how it was fixed, the request itself is the answer.
+    hits = search(store, "alembic multiple heads", Filters(scope), now=0).hits
+    assert [h.entry_id for h in hits][:1] == ["bb000001"]
