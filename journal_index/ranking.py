@@ -212,8 +212,8 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
     found = synonyms.concepts(groups, _lexicon() if SYNONYMS else None, tokenize)
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
-    meaningful = [c for c in found if c.alternatives or not all(
-        len(g) == 1 and (g[0].lower() in STOPWORDS or g[0].lower() in asking_now) for g in c.words)]
+    asking = asking_now | OUTPUT_WORDS
+    meaningful = [c for c in found if not _only(c, asking) and (c.alternatives or not _only(c, STOPWORDS))]
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
         phrase = [t for g in concept.words for t in g]
@@ -222,6 +222,11 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
             weight *= NAME_WEIGHT
         out.append(_Concept(phrase, concept.alternatives, weight))
     return out, fresh
+
+
+def _only(concept: synonyms.Concept, words: frozenset[str]) -> bool:
+    """Whether every word of the concept is one of ``words``."""
+    return all(len(g) == 1 and g[0].lower() in words for g in concept.words)
 
 
 def _with_particles(meaningful: list[synonyms.Concept],
@@ -256,6 +261,17 @@ EXPLAIN_WORDS = frozenset({"how", "why"})
 EXPLAIN_TOOL_WEIGHT = 0.5  # "how did we…", "why…": an explanation is said, not printed by a tool
 
 
+# "what did `alembic heads` print", "what does settings.json contain": the answer is a tool's
+# output, and these words say so rather than being words of it.
+OUTPUT_WORDS = frozenset("print printed prints output outputs return returned returns contain contains "
+                         "contained show showed shows shown".split())
+OUTPUT_TOOL_WEIGHT = 2.0  # tool output, usually read from the bulk table, then outweighs talk about it
+
+
+def _asks_for_output(groups: list[list[str]]) -> bool:
+    return any(len(g) == 1 and g[0].lower() in OUTPUT_WORDS for g in groups)
+
+
 def _explains(groups: list[list[str]]) -> bool:
     """Whether the question asks how or why (it starts so)."""
     return any(len(g) == 1 and g[0].lower() in EXPLAIN_WORDS for g in groups[:2])
@@ -287,6 +303,7 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
     loose = [_held(store, c.alternatives, rowids) if c.alternatives else set() for c in concepts]
     age_scale = FRESH_AGE_DAYS if fresh else AGE_DAYS
     explain = _explains(groups)
+    output = _asks_for_output(groups)
     for rowid, hit in found.items():
         matched = [c.weight if rowid in e else SYNONYM_WEIGHT * c.weight
                    for c, e, lo in zip(concepts, exact, loose, strict=True) if rowid in e or rowid in lo]
@@ -300,6 +317,8 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
         kind = KIND_WEIGHT.get(hit.kind, 1.0)
         if explain and hit.kind in ("tool_result", "bash"):
             kind *= EXPLAIN_TOOL_WEIGHT
+        elif output and hit.kind in ("tool_result", "bash"):
+            kind *= OUTPUT_TOOL_WEIGHT
         hit.score = lexical * coverage ** COVERAGE_POWER * kind / (1 + age_days / age_scale)
     ranked = sorted(found.values(), key=lambda h: (-h.score, -(h.ts or 0)))
     if len(concepts) < FILL_MIN_GROUPS and any(h.complete for h in ranked):

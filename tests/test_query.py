@@ -381,3 +381,21 @@ def test_how_did_we_fix_finds_the_reply_that_ends_the_request(store: Store, tmp_
     # Asked what was said, not how it was fixed, the request itself is the answer.
     hits = search(store, "alembic multiple heads", Filters(scope), now=0).hits
     assert [h.entry_id for h in hits][:1] == ["bb000001"]
+
+
+def test_what_a_command_printed_is_its_output(store: Store, tmp_path: Path) -> None:
+    """"what did `alembic heads` print" asks for the command's output (named only by its call),
+    not for the talk that mentions the same words; "print" is no word to find in it."""
+    path = tmp_path / "s" / "--w--" / "c.jsonl"
+    _session(path, [("cc000001", "user", "alembic heads are a mess again, both branches print a head")])
+    call = {"type": "message", "id": "cc000002", "parentId": None, "timestamp": "2026-09-01T10:00:05.000Z",
+            "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "call_1", "name": "bash",
+                                                          "arguments": {"command": "uv run alembic heads"}}]}}
+    result = {"type": "message", "id": "cc000003", "parentId": None, "timestamp": "2026-09-01T10:00:06.000Z",
+              "message": {"role": "toolResult", "toolCallId": "call_1", "toolName": "bash", "isError": False,
+                          "content": [{"type": "text", "text": "20260901_tokens (head)\n20260903_watchers (head)\n"}]}}
+    with path.open("a") as handle:
+        handle.write(json.dumps(call) + "\n" + json.dumps(result) + "\n")
+    index_file(store, path)
+    hits = search(store, "what did alembic heads print", Filters(resolve_scope(store, "global")), now=0).hits
+    assert [h.entry_id for h in hits][:1] == ["cc000003"]
