@@ -175,6 +175,9 @@ PAST_WORDS = frozenset({"did", "was", "were", "had", "happened", "went", "before
                         "earlier", "previous", "previously", "first", "back", "ago", "yesterday", "old", "older"})
 
 
+PRESENT_WORDS = frozenset({"is", "are", "does", "do", "has", "have", "am"})
+
+
 def asks_for_now(query: str) -> float:
     """How strongly a question asks for the current state of something: 1 when it says so
     ("now", "latest", "at the moment"), IMPLICIT_NOW when it is in the present tense (a setting,
@@ -183,7 +186,12 @@ def asks_for_now(query: str) -> float:
     spaced = " " + " ".join(words) + " "
     if any(w in FRESH_WORDS for w in words) or any(f" {p} " in spaced for p in FRESH_PHRASES):
         return 1.0
-    if any(w in PAST_WORDS for w in words) or any(w.endswith("ed") and len(w) > 4 for w in words):
+    if any(w in PAST_WORDS for w in words):
+        return 0.0
+    # "does a failed webhook get retried": the verb is present; "-ed" words then describe.
+    if any(w in PRESENT_WORDS for w in words):
+        return IMPLICIT_NOW
+    if any(w.endswith("ed") and len(w) > 4 for w in words):
         return 0.0
     return IMPLICIT_NOW
 

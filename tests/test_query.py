@@ -399,3 +399,15 @@ def test_what_a_command_printed_is_its_output(store: Store, tmp_path: Path) -> N
     index_file(store, path)
     hits = search(store, "what did alembic heads print", Filters(resolve_scope(store, "global")), now=0).hits
     assert [h.entry_id for h in hits][:1] == ["cc000003"]
+
+
+@pytest.mark.parametrize("question, strength", [
+    ("what is the staging url now", 1.0),
+    ("which day do we deploy", ranking.IMPLICIT_NOW),
+    ("how many times does a failed webhook get retried", ranking.IMPLICIT_NOW),  # "failed" describes
+    ("why did the deploy fail", 0.0),
+    ("what was the rate limit", 0.0),
+    ("migration rolled back on staging", 0.0),
+])
+def test_what_asks_for_the_current_state(question: str, strength: float) -> None:
+    assert ranking.asks_for_now(question) == strength
