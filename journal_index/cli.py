@@ -32,7 +32,6 @@ from journal_index.config import (
 from journal_index.formats import FORMATS, KINDS, Root
 from journal_index.redact import redact, redact_with_hits
 from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
-from journal_index.status import status
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -251,6 +250,8 @@ def index_cmd(app: App, paths: tuple[str, ...], as_json: bool) -> None:
 @with_app
 def status_cmd(app: App, as_json: bool) -> None:
     """What the index holds: sessions, entries, summaries, sizes, schema."""
+    from journal_index.status import status  # here: its lease code is not needed by other commands
+
     info = render.redact_json(status(app.store(), app.roots))
     emit_json(info) if as_json else click.echo(render.status_text(info))
 
