@@ -10,6 +10,10 @@ Three rules every format shares:
   report or any other wrapper;
 * the parts of one entry are redacted joined, so a secret cut across two text blocks is
   still one secret.
+
+Indexing composes through :func:`index_texts`, which gives the same texts as :func:`compose`
+(and, for a giant entry, as :func:`searchable_text`) without redacting what the index does not
+get (the middle of a giant entry).
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from typing import Any
 from journal_index.formats import Entry, ToolCall
 from journal_index.redact import redact, redact_region, secret_spans
 from journal_index.text_forms import INDEX_HEAD_CHARS, INDEX_TAIL_CHARS
+
+# How much of each end of a part is also scanned alone (widened while a secret found there
+# reaches the window's inner edge).
+EDGE_REACH = 1024
 
 # Plain ASCII brackets and words: they survive JSON escaping (even HTML-safe or ASCII-only
 # encoders) when a host serializes our answer inside its own tool result.
@@ -110,6 +118,47 @@ def compose(entry: Entry, call: ToolCall | None) -> Texts:
     return Texts(full, light, any(where == READ_ONLY and text for text, where in segments))
 
 
+@dataclass(frozen=True, slots=True)
+class IndexTexts:
+    """What an entry gives the index: ``chars`` (the length of its full text), ``light`` (as
+    :class:`Texts`) and ``bulk``: the part of the full text that holds terms (:func:`searchable_text`),
+    when the entry has tool output or call arguments, else None. All redacted."""
+
+    chars: int
+    light: str
+    bulk: str | None
+
+
+def _blank(text: str) -> bool:
+    return not text or text.isspace()
+
+
+def index_texts(entry: Entry, call: ToolCall | None) -> IndexTexts | None:
+    """The entry's texts for the index, or None when its full text is blank.
+
+    The same texts as ``compose`` (light) and ``searchable_text`` (bulk), computed redacting
+    only what the index gets: a giant entry's middle, which holds no terms, is never scanned.
+    """
+    segments = [(strip_our_answers(text), where) for text, where in _segments(entry, call)]
+    bulky = any(where == READ_ONLY and text for text, where in segments)
+    shown = [text for text, where in segments if where != LIGHT_ONLY]
+    raw_chars = sum(map(len, shown)) + max(len(shown) - 1, 0)
+    if raw_chars <= INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+        redacted = _redact_each(segments)
+        full = "\n".join(t for t, (_, where) in zip(redacted, segments, strict=True) if where != LIGHT_ONLY)
+        if _blank(full):
+            return None
+        light = "\n".join(t for t, (_, where) in zip(redacted, segments, strict=True) if where != READ_ONLY)
+        return IndexTexts(len(full), light, full if bulky else None)
+    # A giant: the light text from its own (short) segments, the bulk as searchable_text gives
+    # it (head and tail), the middle never redacted.
+    light = "\n".join(_redact_each([(t, where) for t, where in segments if where != READ_ONLY]))
+    raw = "\n".join(shown)
+    bulk = (redact_region(raw, 0, INDEX_HEAD_CHARS) + "\n"
+            + redact_region(raw, len(raw) - INDEX_TAIL_CHARS, len(raw)))
+    return IndexTexts(raw_chars, light, bulk if bulky else None)
+
+
 def entry_text(entry: Entry, call: ToolCall | None) -> str:
     """What reads and excerpts show: the parts (a tool result led by its call), without our own
     answers, redacted."""
@@ -128,8 +177,8 @@ def searchable_text(entry: Entry, call: ToolCall | None) -> str:
 
 def _redact_each(segments: list[tuple[str, str]]) -> list[str]:
     parts = [text for text, _ in segments]
-    if len(parts) > 1:
-        parts = _mask_across_joins(parts)
+    if sum(1 for p in parts if p) > 1:
+        return _redact_joined(parts)
     return [redact(p) if p else p for p in parts]
 
 
@@ -138,33 +187,84 @@ def redact_parts(parts: list[str]) -> str:
     return "\n".join(_redact_each([(p, BOTH) for p in parts]))
 
 
-def _mask_across_joins(parts: list[str]) -> list[str]:
-    """Secrets that only exist when adjacent parts are read as one string: each piece of such a
-    secret is replaced in the part that holds it."""
+def _alone_spans(part: str, head: bool, tail: bool) -> list[tuple[int, int, str]]:
+    """The secrets at the start (``head``) and end (``tail``) of ``part`` read alone: a part's
+    start and end are a text's start and end, which its neighbours hide in the joined text.
+    A short part is scanned whole; a long one in a window at each end, widened while a secret
+    found reaches the window's inner edge."""
+    if len(part) <= 2 * EDGE_REACH:
+        return secret_spans(part)
+    found: list[tuple[int, int, str]] = []
+    if head:
+        width = EDGE_REACH
+        while True:
+            window = part[:width]
+            spans = secret_spans(window)
+            if width >= len(part) or not any(e == len(window) for _, e, _ in spans):
+                break
+            width *= 8
+        found += spans
+    if tail:
+        width = EDGE_REACH
+        while True:
+            lo = max(0, len(part) - width)
+            line = part.rfind("\n", max(0, lo - width), lo)  # begin at a line start where one is near
+            lo = line + 1 if line >= 0 else lo
+            spans = secret_spans(part[lo:])
+            if lo == 0 or not any(s == 0 for s, _, _ in spans):
+                break
+            width *= 8
+        found += [(lo + s, lo + e, kind) for s, e, kind in spans]
+    return found
+
+
+def _redact_joined(parts: list[str]) -> list[str]:
+    """Each part redacted, a secret cut across parts included: the parts are scanned once as one
+    string (joined without a separator, so a token split in two is whole again), and the ends
+    of each part once more on their own (what the part alone shows there; inside a part the two
+    readings agree).
+    Where a secret lies in several parts, the part it starts in gets the marker and the others
+    lose their piece of it."""
     starts = []
     position = 0
     for part in parts:
         starts.append(position)
         position += len(part)
-    joined = "".join(parts)
+    spans = secret_spans("".join(parts))
+    last = max(i for i, part in enumerate(parts) if part)
+    for index, part in enumerate(parts):
+        if part:
+            head, tail = starts[index] > 0, index < last
+            if head or tail:
+                spans += [(starts[index] + s, starts[index] + e, kind) for s, e, kind in _alone_spans(part, head, tail)]
+    if not spans:
+        return parts
+    spans.sort()
+    merged: list[list[Any]] = []
+    for s, e, kind in spans:
+        if merged and s < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)  # overlapping views of one secret: masked as one
+        else:
+            merged.append([s, e, kind])
     pieces: dict[int, list[tuple[int, int, str]]] = {}
-    for start, end, kind in secret_spans(joined):
+    for start, end, kind in merged:
         first = _part_at(starts, start)
         last = _part_at(starts, max(start, end - 1))
-        if first == last:
-            continue  # inside one part: redacting that part finds it on its own
         for index in range(first, last + 1):
             lo = max(start, starts[index]) - starts[index]
             hi = min(end, starts[index] + len(parts[index])) - starts[index]
-            pieces.setdefault(index, []).append((lo, hi, kind if index == first else ""))
-    if not pieces:
-        return parts
+            if hi > lo or index == first:
+                pieces.setdefault(index, []).append((lo, hi, kind if index == first else ""))
     out = list(parts)
-    for index, spans in pieces.items():
+    for index, found in pieces.items():
         text = parts[index]
-        for lo, hi, kind in sorted(spans, reverse=True):
-            text = text[:lo] + (f"[REDACTED:{kind}]" if kind else "") + text[hi:]
-        out[index] = text
+        chunks: list[str] = []
+        last_end = 0
+        for lo, hi, kind in found:  # sorted and disjoint
+            chunks += (text[last_end:lo], f"[REDACTED:{kind}]" if kind else "")
+            last_end = hi
+        chunks.append(text[last_end:])
+        out[index] = "".join(chunks)
     return out
 
 

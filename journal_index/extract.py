@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_index.entry_text import compose
+from journal_index.entry_text import index_texts
 from journal_index.formats import Entry, JournalFormat, SessionName, Skip, ToolCall, split_objects
 from journal_index.redact import redact
 from journal_index.text_forms import index_form, indexed_part
@@ -115,17 +115,18 @@ class Extractor:
         if call is not None and (not call.shown or self.fmt.is_own_tool(call.name)):
             return  # our own answer, however the host labelled its result
         tool = entry.tool or (call.name if call is not None else None)
-        texts = compose(entry, call)
-        if not texts.full.strip() and entry.kind != "compaction":
+        texts = index_texts(entry, call)
+        if texts is None and entry.kind != "compaction":
             return  # nothing a search could find (a compaction still marks where the context restarts)
-        out.rows.append((entry.entry_id, entry.ts, entry.kind, entry.role, tool, len(texts.full),
+        out.rows.append((entry.entry_id, entry.ts, entry.kind, entry.role, tool, texts.chars if texts else 0,
                          offset, length, entry.tokens_before,
                          site.offset if site else None, site.length if site else None))
         row = len(out.rows) - 1
-        if texts.light.strip():
-            out.terms.append((row, index_form(indexed_part(texts.light))))
-        if texts.bulky:
-            out.bulk.append((row, index_form(indexed_part(texts.full))))
+        if texts is not None:
+            if texts.light and not texts.light.isspace():
+                out.terms.append((row, index_form(indexed_part(texts.light))))
+            if texts.bulk is not None:
+                out.bulk.append((row, index_form(indexed_part(texts.bulk))))
         if entry.ts is not None and (out.last_ts is None or entry.ts > out.last_ts):
             out.last_ts = entry.ts
         if entry.kind == "compaction":
