@@ -746,7 +746,7 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
 
 
 def finish(args: argparse.Namespace, metrics: dict[str, float], notes: list[str], details: dict[str, Any],
-           corpus_stats: dict[str, Any], journal_bytes: int, paths: list[str]) -> dict[str, Any]:
+           corpus_stats: dict[str, Any], journal_bytes: float, paths: list[str]) -> dict[str, Any]:
     details["load_after"] = load_average()
     cores = machine_info()["cores"] or 1
     if max(details["load_before"][0], details["load_after"][0]) > cores:

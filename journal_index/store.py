@@ -23,6 +23,19 @@ import apsw
 from journal_index.db_identity import APPLICATION_ID, identify
 
 BUSY_TIMEOUT_MS = 10_000
+# The FTS tables (both contentless, rowid = entries.rowid).
+FTS_TABLES = ("entries_fts", "entries_bulk")
+# FTS5 merges segments only when asked (automerge is off, migration 0006): after a commit, in
+# steps that each write about this many pages in a write transaction of their own (a few ms),
+# so a merge never lengthens the commit that made it due.
+MERGE_PAGES = 64
+# The WAL is checkpointed once it holds this many pages (SQLite's default), right after the
+# write transaction that grew it, outside it (PASSIVE: nobody waits for it).
+WAL_CHECKPOINT_PAGES = 1000
+# A writer looks for due merges once it has committed this much text, or this many times
+# (the segments of other processes' commits count towards the levels too).
+MERGE_AFTER_CHARS = 64 * 1024
+MERGE_AFTER_COMMITS = 4
 # The errors that mean "this index file is broken": the only ones that move it aside (and only
 # once it is known to be ours). A SQL error is a bug to report, never a reason to rebuild.
 BROKEN_INDEX: tuple[type[apsw.Error], ...] = (apsw.CorruptError, apsw.NotADBError)
@@ -85,6 +98,17 @@ class Store:
         self.path = path
         # Longest write transaction so far, in seconds (benchmarks and `watch` report it).
         self.longest_write = 0.0
+        # Pages in the WAL after our last commit. Our own hook replaces SQLite's automatic
+        # checkpoint (which would run inside the commit call); write() checkpoints instead.
+        self.wal_pages = 0
+        conn.set_wal_hook(self._wal_hook)
+        # Text and commits written since merges were last looked for.
+        self._unmerged_chars = 0
+        self._unmerged_commits = 0
+
+    def _wal_hook(self, conn: apsw.Connection, name: str, pages: int) -> int:
+        self.wal_pages = pages
+        return apsw.SQLITE_OK
 
     # -- small typed helpers -------------------------------------------------
     def one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None:
@@ -116,6 +140,43 @@ class Store:
             started = time.perf_counter()  # the lock is held from here (BEGIN IMMEDIATE done)
             yield self.conn
         self.longest_write = max(self.longest_write, time.perf_counter() - started)
+        if self.wal_pages >= WAL_CHECKPOINT_PAGES:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database as far as readers allow (PASSIVE: waits for nobody)."""
+        self.wal_pages = 0
+        try:
+            self.conn.pragma("wal_checkpoint", "PASSIVE")
+        except apsw.BusyError:
+            pass  # another connection is checkpointing: it does the work
+
+    def wrote_terms(self, chars: int) -> None:
+        """A commit added ``chars`` of text to the FTS tables: merge what became due."""
+        self._unmerged_chars += chars
+        self._unmerged_commits += 1
+        if self._unmerged_chars >= MERGE_AFTER_CHARS or self._unmerged_commits >= MERGE_AFTER_COMMITS:
+            self._unmerged_chars = self._unmerged_commits = 0
+            self.merge_fts()
+
+    def merge_fts(self, pages: int = MERGE_PAGES, max_steps: int | None = None) -> int:
+        """Merge the FTS tables' segments where a level holds enough of them (FTS5 usermerge),
+        one step of about ``pages`` pages per write transaction, until none is due (or
+        ``max_steps`` were taken). A negative ``pages`` merges every level down to one segment
+        (FTS5 'optimize', spread over short transactions). Returns the steps taken."""
+        steps = 0
+        for table in FTS_TABLES:
+            size = pages
+            while max_steps is None or steps < max_steps:
+                with self.write():
+                    before = self.conn.total_changes()
+                    self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', ?)", (size,))
+                    done = self.conn.total_changes() - before < 2
+                steps += 1
+                size = abs(size)  # after a first negative step, FTS5 goes on with positive ones
+                if done:
+                    break
+        return steps
 
     @contextmanager
     def time_limit(self, seconds: float) -> Iterator[None]:
