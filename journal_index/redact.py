@@ -643,11 +643,9 @@ class _Table:
         # longest would go on to the longest match, to the end of the line for `mysql -pa -pa…`,
         # once per candidate.)
         self._finder = re2._re2.RE2(_finder_pattern(self.rules).encode(), _re2_options())
-        self._set = re2._re2.Set(re2._Anchor.ANCHOR_START, _re2_options())
-        for rule in self.rules:
-            self._set.Add(_plain(rule.regex).encode())
-        if not (self._finder.ok() and self._set.Compile()):
+        if not self._finder.ok():
             raise ValueError("redaction rules do not compile in RE2")
+        self._set: Any = None  # built on the first match found (text without candidates never needs it)
         # Python-side patterns compile on first use: a short-lived CLI process redacting a few
         # excerpts should not pay for the ~75 patterns a long indexing pass ends up using.
         self._single: list[re.Pattern[bytes] | None] = [None] * len(self.rules)
@@ -673,6 +671,12 @@ class _Table:
         fits, with the byte after for a closing \\b; the cut may only add rules, which their own
         match then turns away.
         """
+        if self._set is None:
+            self._set = re2._re2.Set(re2._Anchor.ANCHOR_START, _re2_options())
+            for rule in self.rules:
+                self._set.Add(_plain(rule.regex).encode())
+            if not self._set.Compile():
+                raise ValueError("redaction rules do not compile in an RE2 Set")
         for i in sorted(self._set.Match(buf[s : e + 2])):
             one = self.single(i).match(buf, s, end)
             if one is not None:
