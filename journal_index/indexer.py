@@ -8,16 +8,26 @@ transaction, so a crash at any moment leaves a state from which the next pass yi
 the from-scratch index.
 
 Parsing and redaction (:mod:`journal_index.extract`) are a pure function of a block, kept
-apart from the writes.
+apart from the writes: a large pass runs them in worker processes (:func:`index_files`), this
+process only checks journals and writes. FTS merges and WAL checkpoints run between write
+transactions, never inside one (:mod:`journal_index.store`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -39,6 +49,17 @@ MAX_LINE_BYTES = 64 << 20
 GROUP_CHARS = 1 << 20
 GROUP_ROWS = 4000
 GROUP_ITEMS = 256
+# Parsing and redaction run in worker processes when a pass has at least this much to read and
+# the machine more than one core (the writer's SQLite work overlaps them); below it, starting
+# the workers would cost more than they save. JOURNAL_INDEX_WORKERS sets their number (0: none).
+WORKERS_MIN_BYTES = 32 << 20
+WORKERS_ENV = "JOURNAL_INDEX_WORKERS"
+# Two workers keep one writer busy (each parses ~30 MB/s of journal, the writer takes ~60), and
+# each holds ~70 MB by the end of a long pass (mostly RE2's DFA cache), so the whole stays
+# under 200 MB.
+MAX_WORKERS = 2
+# Journals handed to each worker at a time.
+JOURNALS_PER_WORKER = 2
 
 _INSERT_ENTRY = (
     "INSERT INTO entries(rowid, file_id, entry_id, ts, kind, role, tool, chars, offset, "
@@ -148,6 +169,79 @@ def _tail(window: bytes, data: bytes) -> bytes:
     return (window + data)[-ANCHOR_BYTES:]
 
 
+def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_offset: int) -> CallSite | None:
+    """The call a result answers, in the bytes before the pass (within LINK_WINDOW)."""
+    low = max(0, result_offset - LINK_WINDOW)
+    if pass_start <= low:
+        return None
+    needle = b'"' + call_id.encode() + b'"'
+    for size in (LOOKBACK_FIRST_BYTES, pass_start - low):
+        start = max(low, pass_start - size)
+        data = os.pread(fd, pass_start - start, start)
+        at = data.rfind(needle)
+        while at >= 0:
+            line_start = data.rfind(b"\n", 0, at) + 1
+            if line_start == 0 and start > 0:
+                break  # the line begins before what was read: look further back, or give up
+            line_end = data.find(b"\n", at)
+            site = find_call(fmt, call_id, data[line_start:line_end if line_end >= 0 else len(data)],
+                             start + line_start)
+            if site is not None:
+                return site
+            at = data.rfind(needle, 0, line_start)
+        if start == low:
+            break
+    return None
+
+
+def read_blocks(fd: int, cursor: int) -> Iterator[Block]:
+    """Blocks of complete lines from ``cursor`` on; the last one is marked final.
+
+    An over-long line is dropped as its bytes arrive; the cursor stays at its start until
+    its newline is seen, so a line still being written is never lost.
+    """
+    window = _bytes_before(fd, cursor)  # the bytes just before buffer_start
+    buffer, buffer_start, position = b"", cursor, cursor
+    skipping, skipped = False, 0
+    pending: Block | None = None
+    while chunk := os.pread(fd, CHUNK_BYTES, position):
+        position += len(chunk)
+        if skipping:
+            newline = chunk.find(b"\n")
+            consumed = len(chunk) if newline < 0 else newline + 1
+            window = _tail(window, chunk[:consumed])
+            buffer_start += consumed
+            if newline < 0:
+                continue
+            skipping, skipped = False, skipped + 1
+            chunk = chunk[consumed:]
+        buffer += chunk
+        cut = buffer.rfind(b"\n") + 1
+        if cut:
+            data, buffer = buffer[:cut], buffer[cut:]
+            window = _tail(window, data)
+            if pending is not None:
+                yield pending
+            pending = Block(data, buffer_start, buffer_start + cut, skipped, window)
+            buffer_start += cut
+            skipped = 0
+        if len(buffer) > MAX_LINE_BYTES:
+            window = _tail(window, buffer)
+            buffer_start += len(buffer)
+            buffer, skipping = b"", True
+    if skipping:  # the long line is unfinished: keep the cursor before it, look again later
+        if pending is not None:
+            yield pending
+        return
+    if pending is not None and skipped == 0:
+        pending.final = True
+        yield pending
+        return
+    if pending is not None:
+        yield pending
+    yield Block(b"", buffer_start, buffer_start, skipped, window, final=True)
+
+
 def forget_file(store: Store, file_id: int) -> None:
     """Drop a journal's rows and terms (inside the caller's transaction)."""
     for table in ("entries_fts", "entries_bulk"):
@@ -251,30 +345,9 @@ class _Journal:
         return True
 
     def _lookback(self, call_id: str, result_offset: int) -> CallSite | None:
-        """The call a result answers, in the bytes before this pass (within LINK_WINDOW)."""
         if self.handle is None or self.fmt is None:
             return None
-        low = max(0, result_offset - LINK_WINDOW)
-        if self.pass_start <= low:
-            return None
-        needle = b'"' + call_id.encode() + b'"'
-        for size in (LOOKBACK_FIRST_BYTES, self.pass_start - low):
-            start = max(low, self.pass_start - size)
-            data = os.pread(self.handle.fileno(), self.pass_start - start, start)
-            at = data.rfind(needle)
-            while at >= 0:
-                line_start = data.rfind(b"\n", 0, at) + 1
-                if line_start == 0 and start > 0:
-                    break  # the line begins before what was read: look further back, or give up
-                line_end = data.find(b"\n", at)
-                site = find_call(self.fmt, call_id, data[line_start:line_end if line_end >= 0 else len(data)],
-                                 start + line_start)
-                if site is not None:
-                    return site
-                at = data.rfind(needle, 0, line_start)
-            if start == low:
-                break
-        return None
+        return lookback(self.handle.fileno(), self.fmt, self.pass_start, call_id, result_offset)
 
     def extract(self, block: Block) -> Extracted:
         assert self.extractor is not None
@@ -328,53 +401,8 @@ class _Journal:
             self.extractor = Extractor(self.fmt, self._lookback)
 
     def blocks(self) -> Iterator[Block]:
-        """Blocks of complete lines from the cursor on; the last one is marked final.
-
-        An over-long line is dropped as its bytes arrive; the cursor stays at its start until
-        its newline is seen, so a line still being written is never lost.
-        """
         assert self.handle is not None
-        fd = self.handle.fileno()
-        window = _bytes_before(fd, self.cursor)  # the bytes just before buffer_start
-        buffer, buffer_start, position = b"", self.cursor, self.cursor
-        skipping, skipped = False, 0
-        pending: Block | None = None
-        while chunk := os.pread(fd, CHUNK_BYTES, position):
-            position += len(chunk)
-            if skipping:
-                newline = chunk.find(b"\n")
-                consumed = len(chunk) if newline < 0 else newline + 1
-                window = _tail(window, chunk[:consumed])
-                buffer_start += consumed
-                if newline < 0:
-                    continue
-                skipping, skipped = False, skipped + 1
-                chunk = chunk[consumed:]
-            buffer += chunk
-            cut = buffer.rfind(b"\n") + 1
-            if cut:
-                data, buffer = buffer[:cut], buffer[cut:]
-                window = _tail(window, data)
-                if pending is not None:
-                    yield pending
-                pending = Block(data, buffer_start, buffer_start + cut, skipped, window)
-                buffer_start += cut
-                skipped = 0
-            if len(buffer) > MAX_LINE_BYTES:
-                window = _tail(window, buffer)
-                buffer_start += len(buffer)
-                buffer, skipping = b"", True
-        if skipping:  # the long line is unfinished: keep the cursor before it, look again later
-            if pending is not None:
-                yield pending
-            return
-        if pending is not None and skipped == 0:
-            pending.final = True
-            yield pending
-            return
-        if pending is not None:
-            yield pending
-        yield Block(b"", buffer_start, buffer_start, skipped, window, final=True)
+        return read_blocks(self.handle.fileno(), self.cursor)
 
     def apply(self, block: Block, extracted: Extracted) -> bool:
         """Write a block's rows, terms and new cursor inside the caller's transaction.
@@ -552,13 +580,13 @@ def index_files(
     paths: Iterable[str | os.PathLike[str]],
     progress: Callable[[FileResult], None] | None = None,
     roots: Iterable[Root | str | os.PathLike[str]] = (),
+    workers: int | None = None,
 ) -> IndexReport:
-    """Index many journals in one process, small ones sharing transactions.
+    """Index many journals, small ones sharing transactions.
 
-    Parsing and redaction could run in worker processes (extract_block is pure), but on the
-    2-vCPU machines this was measured on a process pool lost to one process: 17 against
-    29 MB/s on a 200 MB corpus, the writer's SQLite work itself slowing down by ~70 % while
-    workers ran. So one process it is, until a measurement says otherwise.
+    With ``workers`` (default: one per core when the pass has WORKERS_MIN_BYTES to read and
+    more than one core; JOURNAL_INDEX_WORKERS overrides) journals are parsed and redacted in
+    worker processes while this process only writes: what is committed, and when, is the same.
     """
     report = IndexReport()
     started = time.perf_counter()
@@ -569,8 +597,14 @@ def index_files(
             progress(journal.result)
 
     writer = _Writer(store, done)
+    listed = [os.fspath(p) for p in paths]
+    rooted = as_roots(roots)
+    count = choose_workers(store, listed) if workers is None else workers
     try:
-        _index_serially(store, [os.fspath(p) for p in paths], as_roots(roots), writer)
+        if count > 0:
+            _index_in_workers(store, listed, rooted, writer, count)
+        else:
+            _index_serially(store, listed, rooted, writer)
         writer.flush()
     finally:
         for journal in writer.finished:
@@ -591,6 +625,208 @@ def _index_serially(store: Store, paths: list[str], roots: list[Root], writer: _
             except OSError as exc:
                 journal.result.error = exc.strerror or str(exc)
         writer.finish(journal)
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def choose_workers(store: Store, paths: list[str]) -> int:
+    """How many worker processes a pass over ``paths`` should use (0: parse in this process)."""
+    given = os.environ.get(WORKERS_ENV, "").strip()
+    if given:
+        try:
+            return max(0, int(given))
+        except ValueError:
+            pass
+    n = cores()
+    if n < 2:
+        return 0
+    known = {row[0]: (row[1], row[2], row[3]) for row in store.rows("SELECT path, cursor, size, mtime_ns FROM files")}
+    todo = 0
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        cursor, size, mtime_ns = known.get(os.path.abspath(path), (0, None, None))
+        if size != st.st_size or mtime_ns != st.st_mtime_ns:
+            todo += max(st.st_size - cursor, 0) if st.st_size >= cursor else st.st_size
+        if todo >= WORKERS_MIN_BYTES:
+            return min(n, MAX_WORKERS)
+    return 0
+
+
+# -- worker processes ---------------------------------------------------------------------------
+#
+# A worker is a plain ``python -c`` child (not multiprocessing: that re-imports the caller's main
+# script in every child, and forking would copy this process's threads and open database). It
+# reads tasks from its stdin and sends results on its stdout, both pickled and framed by
+# multiprocessing.connection. A thread sends its results, so parsing goes on while the writer
+# commits (up to RESULTS_AHEAD blocks ahead).
+
+RESULTS_AHEAD = 3
+WORKER_NICENESS = 5
+_WORKER_CODE = (
+    "import sys\n"
+    "from multiprocessing.connection import Connection\n"
+    "tasks = Connection(0, writable=False)\n"
+    "sys.path[:] = tasks.recv()\n"
+    "from journal_index.indexer import _worker_main\n"
+    "_worker_main(tasks)\n"
+)
+# (key, path, format name, cursor, (st_dev, st_ino) of the file the writer checked)
+_Task = tuple[int, str, str, int, tuple[int, int]]
+_DONE, _CHANGED, _FAILED, _CRASHED = "done", "changed", "failed", "crashed"
+
+
+def _worker_main(tasks: Connection) -> None:
+    """The worker's loop: each task is one journal, read from its cursor block by block; each
+    block's rows and redacted texts go back in file order, then a final word."""
+    results = Connection(os.dup(1), readable=False)
+    os.dup2(2, 1)  # a stray print goes to stderr, never into the results
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)  # the writer first: its transactions stay short on a busy machine
+    outbox: queue.Queue[bytes | None] = queue.Queue(maxsize=RESULTS_AHEAD)
+
+    def send() -> None:
+        try:
+            while (item := outbox.get()) is not None:
+                results.send_bytes(item)
+        except OSError:
+            os._exit(1)  # the writer is gone
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+
+    def put(message: tuple[int, Any, Any]) -> None:
+        outbox.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+    while True:
+        try:
+            task: _Task | None = tasks.recv()
+        except EOFError:
+            break
+        if task is None:
+            break
+        key, path, fmt_name, cursor, identity = task
+        try:
+            with open_journal(path) as handle:
+                fd = handle.fileno()
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != identity:
+                    put((key, _CHANGED, None))  # replaced since the writer checked it: next pass
+                    continue
+                fmt = FORMATS[fmt_name]
+                extractor = Extractor(fmt, functools.partial(lookback, fd, fmt, cursor))
+                for block in read_blocks(fd, cursor):
+                    extracted = extractor.block(block.data, block.start)
+                    block.data = b""  # the writer needs where the block ends, not its bytes
+                    put((key, block, extracted))
+            put((key, _DONE, None))
+        except OSError as exc:
+            put((key, _FAILED, exc.strerror or str(exc)))
+        except Exception:  # a bug: the writer raises it rather than wait for this journal
+            put((key, _CRASHED, traceback.format_exc()))
+    outbox.put(None)
+    sender.join()
+
+
+class WorkerError(RuntimeError):
+    """A worker process died or failed on a journal."""
+
+
+class _Worker:
+    def __init__(self) -> None:
+        task_r, task_w = os.pipe()
+        result_r, result_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=task_r, stdout=result_w,
+                                         close_fds=True)
+        finally:
+            os.close(task_r)
+            os.close(result_w)
+        self.tasks = Connection(task_w, readable=False)
+        self.results = Connection(result_r, writable=False)
+        self.tasks.send(sys.path)
+        self.keys: set[int] = set()  # its journals in flight
+        self.open = True
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            try:
+                self.tasks.send(None)
+            except OSError:
+                pass
+        self.tasks.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.results.close()
+
+
+def _index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: _Writer, count: int) -> None:
+    """Journals are checked (and registered, reset) here, parsed and redacted by ``count``
+    workers, and their blocks written here in each journal's order as they come back."""
+    workers: list[_Worker] = []
+    in_flight: dict[int, tuple[_Journal, _Worker]] = {}
+    queued = iter(paths)
+    next_key = 0
+
+    def hand_out() -> None:
+        nonlocal next_key
+        while True:
+            worker = min(workers, key=lambda w: len(w.keys))
+            if len(worker.keys) >= JOURNALS_PER_WORKER:
+                return
+            path = next(queued, None)
+            if path is None:
+                return
+            journal, ready = _start_journal(store, path, roots, False)
+            if not ready:
+                writer.finish(journal)
+                continue
+            assert journal.handle is not None and journal.fmt is not None
+            st = os.fstat(journal.handle.fileno())
+            worker.tasks.send((next_key, journal.path, journal.fmt.NAME, journal.cursor, (st.st_dev, st.st_ino)))
+            worker.keys.add(next_key)
+            in_flight[next_key] = (journal, worker)
+            next_key += 1
+
+    try:
+        workers += [_Worker() for _ in range(count)]
+        by_conn = {w.results: w for w in workers}
+        hand_out()
+        while in_flight:
+            for conn in wait(list(by_conn), timeout=1.0):
+                worker = by_conn[conn]  # type: ignore[index]
+                try:
+                    key, block, extracted = worker.results.recv()
+                except EOFError:
+                    raise WorkerError(f"an indexing worker process exited ({worker.proc.poll()})") from None
+                journal = in_flight[key][0]
+                if isinstance(block, Block):
+                    writer.add(journal, block, extracted)
+                    continue
+                if block == _CRASHED:
+                    raise WorkerError(f"indexing {journal.path} failed in a worker:\n{extracted}")
+                if block == _FAILED:
+                    journal.result.error = extracted
+                del in_flight[key]
+                worker.keys.discard(key)
+                writer.finish(journal)
+                hand_out()
+    finally:
+        for worker in workers:
+            worker.close()
+        for journal, _ in in_flight.values():
+            journal.close()
 
 
 def as_roots(roots: Iterable[Root | str | os.PathLike[str]]) -> list[Root]:

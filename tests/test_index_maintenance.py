@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from journal_index import indexer
 from journal_index import store as store_module
 from journal_index.indexer import discover, index_files
-from journal_index.store import FTS_TABLES, Store
+from journal_index.store import FTS_TABLES, Store, open_store
 from tests.helpers import snapshot
 
 
@@ -62,3 +63,61 @@ def test_the_wal_is_checkpointed_after_writes_not_inside_them(store: Store, sess
     monkeypatch.setattr(store, "checkpoint", counted)
     index_files(store, discover([sessions_root]))
     assert done and all(pages >= 10 for pages in done)
+
+
+def test_workers_index_exactly_what_one_process_does(tmp_path: Path, sessions_root: Path) -> None:
+    """Parsing and redaction in worker processes: the same rows and terms, the same report."""
+    paths = discover([sessions_root])
+    alone, pooled = open_store(str(tmp_path / "alone.db")), open_store(str(tmp_path / "pooled.db"))
+    try:
+        one = index_files(alone, paths, workers=0)
+        two = index_files(pooled, paths, workers=2)
+        assert (two.files, two.entries, two.bytes, two.skipped_lines, two.errors) == (
+            one.files, one.entries, one.bytes, one.skipped_lines, one.errors)
+        assert snapshot(pooled) == snapshot(alone)
+        assert pooled.rows("SELECT path, cursor, size, mtime_ns, anchor_hash, entries, skipped, context_from "
+                           "FROM files ORDER BY path") == alone.rows(
+            "SELECT path, cursor, size, mtime_ns, anchor_hash, entries, skipped, context_from FROM files ORDER BY path")
+        # A second pass finds nothing new, whoever parsed the first.
+        again = index_files(pooled, paths, workers=2)
+        assert again.entries == 0 and again.bytes == 0
+    finally:
+        alone.close()
+        pooled.close()
+
+
+def test_workers_resume_from_the_cursor(tmp_path: Path, sessions_root: Path) -> None:
+    """Journals cut short, indexed, then grown back: workers start at each stored cursor and
+    link results to calls made before it, as one process does."""
+    paths = discover([sessions_root])
+    full = {p: Path(p).read_bytes() for p in paths}
+    for path, data in full.items():
+        lines = data.split(b"\n")
+        Path(path).write_bytes(b"\n".join(lines[: max(1, len(lines) // 2)]) + b"\n")
+    alone, pooled = open_store(str(tmp_path / "alone.db")), open_store(str(tmp_path / "pooled.db"))
+    try:
+        index_files(alone, paths, workers=0)
+        index_files(pooled, paths, workers=2)
+        for path, data in full.items():
+            Path(path).write_bytes(data)
+        index_files(alone, paths, workers=0)
+        index_files(pooled, paths, workers=2)
+        assert snapshot(pooled) == snapshot(alone)
+    finally:
+        alone.close()
+        pooled.close()
+
+
+def test_workers_are_used_only_for_a_large_pass(store: Store, sessions_root: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = discover([sessions_root])
+    monkeypatch.delenv(indexer.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(indexer, "cores", lambda: 4)
+    assert indexer.choose_workers(store, paths) == 0  # a few hundred KB: not worth a process
+    monkeypatch.setattr(indexer, "WORKERS_MIN_BYTES", 1)
+    assert indexer.choose_workers(store, paths) > 0
+    index_files(store, paths, workers=0)
+    assert indexer.choose_workers(store, paths) == 0  # all indexed: nothing to parse
+    monkeypatch.setattr(indexer, "cores", lambda: 1)
+    monkeypatch.setenv(indexer.WORKERS_ENV, "3")
+    assert indexer.choose_workers(store, paths) == 3
