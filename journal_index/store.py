@@ -35,11 +35,48 @@ WAL_CHECKPOINT_PAGES = 1000
 # A writer looks for due merges once it has committed this much text, or this many times
 # (the segments of other processes' commits count towards the levels too).
 MERGE_AFTER_CHARS = 64 * 1024
+# Free pages given back to the file system per write transaction (Store.compact).
+VACUUM_PAGES = 256
 MERGE_AFTER_COMMITS = 4
 # The errors that mean "this index file is broken": the only ones that move it aside (and only
 # once it is known to be ours). A SQL error is a bug to report, never a reason to rebuild.
 BROKEN_INDEX: tuple[type[apsw.Error], ...] = (apsw.CorruptError, apsw.NotADBError)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+# How an entry's kind, role and id are stored (migration 0007, which reads them back through
+# generated columns): the (kind, role) pairs the formats write, by number ...
+KIND_ROLES: dict[tuple[str, str | None], int] = {
+    ("assistant", "assistant"): 0, ("tool_result", "toolResult"): 1, ("user", "user"): 2,
+    ("tool_result", "user"): 3, ("tool_result", "tool"): 4, ("bash", "bashExecution"): 5,
+    ("custom", "custom"): 6, ("custom", "hookMessage"): 7, ("compaction", None): 8,
+    ("branch_summary", None): 9, ("context_edit", None): 10,
+}
+# ... and the id shapes kept as numbers or bytes.
+_HEX_ID = re.compile(r"[0-9a-f]{8}\Z")
+_SYNTHETIC_ID = re.compile(r"v1\.([0-9a-f]+)\.([0-9a-f]{8})\Z")
+_UUID_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
+def stored_kind(kind: str, role: str | None) -> tuple[int | None, str | None]:
+    """(entries.kind_role, entries.names) for an entry's kind and role."""
+    code = KIND_ROLES.get((kind, role))
+    return (code, None) if code is not None else (None, f"{kind}\x1f{role or ''}")
+
+
+def stored_id(entry_id: str, offset: int) -> tuple[int | None, str | bytes | None]:
+    """(entries.id_num, entries.id_text) for an entry id found at ``offset``: eight hex digits
+    as their number, a synthetic id of this offset as its CRC (negative), a UUID as its bytes,
+    else the text."""
+    if len(entry_id) == 8 and _HEX_ID.match(entry_id):
+        return int(entry_id, 16), None
+    if entry_id.startswith("v1."):
+        match = _SYNTHETIC_ID.match(entry_id)
+        if match is not None and match.group(1) == f"{offset:x}":
+            return -1 - int(match.group(2), 16), None
+    if len(entry_id) == 36 and _UUID_ID.match(entry_id):
+        return None, bytes.fromhex(entry_id.replace("-", ""))
+    return None, entry_id
 
 
 class StoreError(Exception):
@@ -159,6 +196,18 @@ class Store:
             self._unmerged_chars = self._unmerged_commits = 0
             self.merge_fts()
 
+    def compact(self, pages: int = VACUUM_PAGES) -> int:
+        """Merge each FTS table down to one segment (smallest, fastest to query) and give the
+        freed pages back to the file system, in short write transactions. Returns the steps."""
+        steps = self.merge_fts(-MERGE_PAGES)
+        if int(self.conn.pragma("auto_vacuum")) != 2:
+            return steps  # an index made before auto_vacuum was set keeps its free pages for reuse
+        while int(self.conn.pragma("freelist_count")) > 0:
+            with self.write():
+                self.conn.pragma("incremental_vacuum", pages)
+            steps += 1
+        return steps
+
     def merge_fts(self, pages: int = MERGE_PAGES, max_steps: int | None = None) -> int:
         """Merge the FTS tables' segments where a level holds enough of them (FTS5 usermerge),
         one step of about ``pages`` pages per write transaction, until none is due (or
@@ -273,6 +322,9 @@ def _open_raw(path: str, create: bool = False) -> apsw.Connection:
         if create:
             # Marked before anything else is written, so even a half-made index is recognizably ours.
             conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            # Pages freed by merging can be given back to the file system (Store.compact); only
+            # settable while the file is still empty.
+            _retry_busy(lambda: conn.pragma("auto_vacuum", "incremental"))
             _retry_busy(lambda: conn.pragma("application_id", APPLICATION_ID))
         _retry_busy(lambda: _setup_connection(conn))
         _refuse_newer(conn, load_migrations()[-1].version)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apsw
 import pytest
 
 from journal_index import indexer
 from journal_index import store as store_module
 from journal_index.indexer import discover, index_files
-from journal_index.store import FTS_TABLES, Store, open_store
+from journal_index.store import FTS_TABLES, Store, load_migrations, migrate, open_store
 from tests.helpers import snapshot
 
 
@@ -121,3 +122,71 @@ def test_workers_are_used_only_for_a_large_pass(store: Store, sessions_root: Pat
     monkeypatch.setattr(indexer, "cores", lambda: 1)
     monkeypatch.setenv(indexer.WORKERS_ENV, "3")
     assert indexer.choose_workers(store, paths) == 3
+
+
+IDS = ["0a1b2c3d", "ffffffff", "00000000", "12345678", "0A1B2C3D", "0a1b2c3", "0a1b2c3d9",
+       "v1.1f4.00c0ffee", "v1.1f4.00C0FFEE", "v1.01f4.00c0ffee", "v1.1f5.00c0ffee", "v1.1f4.c0ffee",
+       "019ed836-b1da-78f1-8a0c-e598363d10f4", "019ED836-B1DA-78F1-8A0C-E598363D10F4",
+       "019ed836b1da78f18a0ce598363d10f4", "msg_01AbC", "x", "12", "1e5", "ünïcode-id", " spaced "]
+KIND_ROLE_PAIRS = [*store_module.KIND_ROLES, ("tool_result", None), ("future_kind", "someRole"),
+                   ("user", "assistant"), ("future_kind", None)]
+
+
+def test_entry_ids_kinds_and_roles_read_back_as_written(store: Store) -> None:
+    """Whatever shape they are stored in (numbers, bytes, text), queries read them as given."""
+    expected = []
+    with store.write():
+        store.conn.execute("INSERT INTO files(id, path, format) VALUES(1, '/j.jsonl', 'pi')")
+        rowid = 0
+        for entry_id in IDS:
+            for kind, role in KIND_ROLE_PAIRS:
+                rowid += 1
+                offset = 0x1F4
+                store.conn.execute(
+                    "INSERT INTO entries(rowid, file_id, kind_role, names, id_num, id_text, chars, offset, length) "
+                    "VALUES(?, 1, ?, ?, ?, ?, 0, ?, 1)",
+                    (rowid, *store_module.stored_kind(kind, role), *store_module.stored_id(entry_id, offset), offset))
+                expected.append((rowid, entry_id, kind, role))
+    assert store.rows("SELECT rowid, entry_id, kind, role FROM entries ORDER BY rowid") == expected
+    for entry_id in IDS:
+        assert {r[0] for r in store.rows("SELECT entry_id FROM entries WHERE entry_id = ?", (entry_id,))} == {entry_id}
+    plan = " ".join(r[3] for r in store.rows("EXPLAIN QUERY PLAN SELECT rowid FROM entries WHERE entry_id = ?", ("x",)))
+    assert "entries_entry_id" in plan
+
+
+def test_rows_indexed_before_migration_7_read_the_same_after(db_path: Path) -> None:
+    conn = apsw.Connection(str(db_path))
+    migrate(conn, load_migrations()[:6])
+    rows = [(i + 1, entry_id, kind, role) for i, (entry_id, (kind, role)) in
+            enumerate(zip(IDS * 2, KIND_ROLE_PAIRS * 4, strict=False))]
+    with conn:
+        conn.execute("INSERT INTO files(id, path, format) VALUES(1, '/j.jsonl', 'pi')")
+        conn.executemany("INSERT INTO entries(rowid, file_id, entry_id, ts, kind, role, chars, offset, length) "
+                         "VALUES(?, 1, ?, 5, ?, ?, 0, 500, 1)", rows)
+    conn.close()
+    store = open_store(str(db_path))
+    try:
+        assert store.rows("SELECT rowid, entry_id, kind, role FROM entries ORDER BY rowid") == rows
+        indexes = {r[0] for r in store.rows("SELECT name FROM sqlite_schema WHERE type = 'index' "
+                                            "AND tbl_name = 'entries'")}
+        assert {"entries_entry_id", "entries_file", "entries_summaries"} <= indexes
+        assert "entries_ts" not in indexes
+    finally:
+        store.close()
+
+
+def test_a_large_pass_ends_compacted(store: Store, sessions_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """New indexes give freed pages back (auto_vacuum incremental); a pass that grew the index by
+    a quarter or more ends merged to one segment per table with no free page left."""
+    assert store.conn.pragma("auto_vacuum") == 2
+    monkeypatch.setattr(indexer, "COMPACT_MIN_BYTES", 1)
+    compacted: list[int] = []
+    compact = store.compact
+    monkeypatch.setattr(store, "compact", lambda: compacted.append(compact()))
+    index_files(store, discover([sessions_root]))
+    assert len(compacted) == 1
+    assert store.conn.pragma("freelist_count") == 0
+    assert store.merge_fts(-16) == len(FTS_TABLES)  # already one segment each: one idle step per table
+    assert store.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    index_files(store, discover([sessions_root]))  # nothing new: no compaction
+    assert len(compacted) == 1
