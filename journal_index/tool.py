@@ -30,6 +30,7 @@ from journal_index.agent_session import Host, current_journal, detect_host
 from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
 from journal_index.formats import Root
 from journal_index.indexer import as_roots, discover, index_file
+from journal_index.ranking import match_quality
 from journal_index.scope import Scope, ScopeError, resolve_scope, resolve_session, session_within, wider_than
 from journal_index.status import backfill_progress
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover
@@ -301,8 +302,10 @@ class MemoryTool:
         else:
             found = query.summaries(store, filters, limit=wanted, roots=roots)
         more = len(found.hits) > args.offset + SEARCH_LIMIT
-        page = query.SearchResult(found.match, found.hint, found.scope,
-                                  found.hits[args.offset: args.offset + SEARCH_LIMIT])
+        shown = found.hits[args.offset: args.offset + SEARCH_LIMIT]
+        # How well the shown hits match is said of them (the one fetched beyond them is not shown).
+        match, hint = match_quality(shown) if args.action == "search" and args.query else (found.match, found.hint)
+        page = query.SearchResult(match, hint, found.scope, shown)
         for hit in page.hits:
             if len(hit.excerpt) > EXCERPT_CHARS:
                 hit.excerpt = hit.excerpt[: EXCERPT_CHARS - 1].rstrip("…") + "…"

@@ -455,3 +455,16 @@ def test_a_session_file_that_is_a_fifo_is_not_waited_on(tmp_path) -> None:
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     assert header_cwd(fifo) is None  # returns at once instead of blocking on the open
+
+
+def test_a_partial_match_note_counts_the_results_it_shows(tool: MemoryTool):
+    """The tool fetches one hit beyond the page to know whether another exists; the note on how
+    many hold every term is about the hits shown, never that extra one."""
+    answer = tool.call({"action": "search", "query": "600 requests minute bursts"})
+    assert answer.result is not None
+    shown = answer.result["results"]
+    assert len(shown) == SEARCH_LIMIT and answer.result["nextOffset"] == SEARCH_LIMIT  # a full page, more after
+    note = next(line for line in body(answer.text).splitlines() if line.startswith("note: "))
+    whole, of = (int(n) for n in note.split()[1:5:3])  # "note: N of these M results hold every term; …"
+    assert of == len(shown) and 0 < whole < of, note
+    assert answer.result["hint"] == note.removeprefix("note: ")
