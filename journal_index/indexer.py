@@ -46,7 +46,7 @@ MAX_LINE_BYTES = 64 << 20
 # One write transaction holds at most this much text (or one block), or this many rows or
 # blocks, of one journal or of several small ones: fewer FTS segments to merge, and each
 # transaction still well under 50 ms (about 40 Mchar/s into the two FTS tables).
-GROUP_CHARS = 1 << 20
+GROUP_CHARS = 768 * 1024
 GROUP_ROWS = 4000
 GROUP_ITEMS = 256
 # Parsing and redaction run in worker processes when a pass has at least this much to read and
@@ -591,9 +591,9 @@ def index_files(
 ) -> IndexReport:
     """Index many journals, small ones sharing transactions.
 
-    With ``workers`` (default: one per core when the pass has WORKERS_MIN_BYTES to read and
-    more than one core; JOURNAL_INDEX_WORKERS overrides) journals are parsed and redacted in
-    worker processes while this process only writes: what is committed, and when, is the same.
+    With ``workers`` (default: :func:`choose_workers`) journals are parsed and redacted in
+    worker processes while this process checks them and writes: what is committed is the same.
+    A pass that grew the index by a quarter or more ends with :meth:`Store.compact`.
     """
     report = IndexReport()
     started = time.perf_counter()
@@ -645,7 +645,9 @@ def cores() -> int:
 
 
 def choose_workers(store: Store, paths: list[str]) -> int:
-    """How many worker processes a pass over ``paths`` should use (0: parse in this process)."""
+    """How many worker processes a pass over ``paths`` should use (0: parse in this process):
+    JOURNAL_INDEX_WORKERS if set, else up to MAX_WORKERS when the machine has several cores and
+    the pass WORKERS_MIN_BYTES to read."""
     given = os.environ.get(WORKERS_ENV, "").strip()
     if given:
         try:
@@ -653,7 +655,7 @@ def choose_workers(store: Store, paths: list[str]) -> int:
         except ValueError:
             pass
     n = cores()
-    if n < 2:
+    if n < 2 or os.name != "posix":  # workers talk over inherited pipe file descriptors
         return 0
     known = {row[0]: (row[1], row[2], row[3]) for row in store.rows("SELECT path, cursor, size, mtime_ns FROM files")}
     todo = 0
@@ -664,7 +666,7 @@ def choose_workers(store: Store, paths: list[str]) -> int:
             continue
         cursor, size, mtime_ns = known.get(os.path.abspath(path), (0, None, None))
         if size != st.st_size or mtime_ns != st.st_mtime_ns:
-            todo += max(st.st_size - cursor, 0) if st.st_size >= cursor else st.st_size
+            todo += st.st_size - cursor if st.st_size >= cursor else st.st_size  # shrunk: from 0
         if todo >= WORKERS_MIN_BYTES:
             return min(n, MAX_WORKERS)
     return 0
@@ -679,7 +681,7 @@ def choose_workers(store: Store, paths: list[str]) -> int:
 # commits (up to RESULTS_AHEAD blocks ahead).
 
 RESULTS_AHEAD = 3
-WORKER_NICENESS = 5
+WORKER_NICENESS = 10
 _WORKER_CODE = (
     "import sys\n"
     "from multiprocessing.connection import Connection\n"
@@ -810,7 +812,12 @@ def _index_in_workers(store: Store, paths: list[str], roots: list[Root], writer:
             next_key += 1
 
     try:
-        workers += [_Worker() for _ in range(count)]
+        try:
+            for _ in range(count):
+                workers.append(_Worker())
+        except OSError:  # no interpreter to start (an embedded or frozen one): parse here
+            _index_serially(store, paths, roots, writer)
+            return
         by_conn = {w.results: w for w in workers}
         hand_out()
         while in_flight:
