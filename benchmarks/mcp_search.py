@@ -1,0 +1,188 @@
+"""Warm search through ``journal-index mcp``: what an agent waits for per ``memory_context`` call.
+
+    python -m benchmarks.mcp_search --db INDEX --sessions DIR [--queries 60] [--rounds 3] [--json FILE]
+
+INDEX must already hold DIR (``journal-index --db INDEX --sessions DIR index``); it is copied, so
+the server's writes (it indexes the current journal before every call) never touch it.
+
+1.  queries: ``benchmarks.queries.build_queries`` (seeded; rare, medium and common words, phrases,
+    identifiers, file names, words that match nothing).
+2.  the server: ``journal-index --db COPY --sessions DIR mcp --session-file NEWEST --cwd ITS_CWD``
+    (the newest journal stands for the agent's current one: unchanged between calls, the case of
+    a model reading results), after ``initialize``; one untimed round, then ``--rounds`` timed
+    rounds of ``tools/call`` (project scope, as an agent calls by default; then global), each
+    timed from writing the request to reading its reply line.
+3.  baselines in this run, same queries, same copy: ``MemoryTool.call`` in-process (the tool
+    without the MCP transport) and ``query.search`` alone (the search without the tool's
+    freshness check, scope and rendering).
+
+Figures: p50, p95 and max in ms per path and scope, and the ratios MCP / in-process tool and
+in-process tool / bare search. No figure is asserted anywhere; machines differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from benchmarks.queries import Query, build_queries
+from journal_index.indexer import discover
+from journal_index.query import Filters, search
+from journal_index.scope import resolve_scope
+from journal_index.store import open_store
+from journal_index.tool import MemoryTool
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                         "clientInfo": {"name": "mcp-search-bench", "version": "0"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+SCOPES = ("project", "global")
+
+
+def _send(stream: IO[bytes], message: dict[str, Any]) -> None:
+    stream.write(json.dumps(message).encode() + b"\n")
+    stream.flush()
+
+
+def _reply(stream: IO[bytes], wanted: int) -> dict[str, Any]:
+    while True:
+        line = stream.readline()
+        if not line:
+            raise RuntimeError("the server closed stdout before answering")
+        message = json.loads(line)
+        if message.get("id") == wanted:
+            return dict(message)
+
+
+def newest_journal(sessions: Path) -> str:
+    """The newest journal under ``sessions`` (by mtime, then path)."""
+    return max(discover([sessions]), key=lambda p: (os.stat(p).st_mtime_ns, p))
+
+
+def spread(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {"p50": statistics.median(ordered) * 1000,
+            "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000,
+            "max": ordered[-1] * 1000, "n": len(ordered)}
+
+
+def timed_rounds(call: Callable[[Query, str], None], queries: list[Query], scope: str, rounds: int) -> list[float]:
+    for q in queries:  # untimed: page cache, statement cache, lazily built state
+        call(q, scope)
+    out = []
+    for _ in range(rounds):
+        for q in queries:
+            started = time.perf_counter()
+            call(q, scope)
+            out.append(time.perf_counter() - started)
+    return out
+
+
+def run(db: Path, sessions: Path, n: int, rounds: int, seed: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="mcp-search-"))
+    try:
+        copy = work / "index.db"
+        shutil.copy(db, copy)
+        store = open_store(str(copy))
+        queries = build_queries(store, sessions, n, seed)
+        current = newest_journal(sessions)
+        cwd = str(store.value("SELECT cwd FROM files WHERE path = ?", (current,), default="") or "/")
+        results: dict[str, Any] = {"queries": len(queries), "rounds": rounds, "current": current, "cwd": cwd,
+                                   "byClass": sorted({q.kind for q in queries})}
+
+        def bare(q: Query, scope: str) -> None:
+            search(store, q.text, Filters(resolve_scope(store, scope, cwd)), limit=9)
+
+        tool = MemoryTool(str(copy), [sessions], cwd=cwd, session_file=current, max_scope="global")
+
+        def in_process(q: Query, scope: str) -> None:
+            answer = tool.call({"action": "search", "query": q.text, "scope": scope})
+            assert not answer.is_error, answer.text
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JOURNAL_INDEX_")}
+        exe = Path(sys.executable).parent / "journal-index"
+        argv = [str(exe), "--db", str(copy), "--sessions", str(sessions), "mcp", "--session-file", current,
+                "--cwd", cwd, "--max-scope", "global"]
+        errors = work / "stderr.txt"
+        with open(errors, "wb") as stderr:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                                    cwd=work)
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+        ids = iter(range(1, 10**9))
+
+        def over_mcp(q: Query, scope: str) -> None:
+            wanted = next(ids)
+            _send(stdin, {"jsonrpc": "2.0", "id": wanted, "method": "tools/call",
+                          "params": {"name": "memory_context",
+                                     "arguments": {"action": "search", "query": q.text, "scope": scope}}})
+            reply = _reply(stdout, wanted)
+            assert "result" in reply and not reply["result"].get("isError"), reply
+
+        try:
+            _send(stdin, INITIALIZE)
+            _reply(stdout, 0)
+            _send(stdin, INITIALIZED)
+            for scope in SCOPES:
+                results[scope] = {
+                    "mcp": spread(timed_rounds(over_mcp, queries, scope, rounds)),
+                    "tool": spread(timed_rounds(in_process, queries, scope, rounds)),
+                    "search": spread(timed_rounds(bare, queries, scope, rounds)),
+                }
+        finally:
+            stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            tool.close()
+            store.close()
+        return results
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = [f"{results['queries']} queries × {results['rounds']} rounds; current journal unchanged",
+             f"{'scope':8} {'path':22} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}"]
+    names = {"mcp": "MCP (stdio round trip)", "tool": "tool in-process", "search": "query.search alone"}
+    for scope in SCOPES:
+        for path, name in names.items():
+            s = results[scope][path]
+            lines.append(f"{scope:8} {name:22} {s['p50']:8.1f} {s['p95']:8.1f} {s['max']:8.1f}")
+        mcp, tool, bare = (results[scope][k]["p50"] for k in ("mcp", "tool", "search"))
+        lines.append(f"{'':8} p50 ratios: MCP/tool {mcp / tool:.2f}, tool/search {tool / bare:.2f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.mcp_search", description=__doc__.split("\n")[0])
+    ap.add_argument("--db", required=True, type=Path, help="an index built from --sessions (copied, never written)")
+    ap.add_argument("--sessions", required=True, type=Path)
+    ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, help="write the figures here too")
+    args = ap.parse_args(argv)
+    if not args.db.is_file():
+        ap.error(f"--db {args.db} is not a file; build it with journal-index --db DB --sessions DIR index")
+    results = run(args.db, args.sessions, args.queries, args.rounds, args.seed)
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
