@@ -45,8 +45,9 @@ LOOKBACK_FIRST_BYTES = 64 * 1024
 MAX_LINE_BYTES = 64 << 20
 # One write transaction holds at most this much text (or one block), or this many rows or
 # blocks, of one journal or of several small ones: fewer FTS segments to merge, and each
-# transaction still well under 50 ms (about 40 Mchar/s into the two FTS tables).
-GROUP_CHARS = 768 * 1024
+# transaction's CPU time about 20 ms (about 30 Mchar/s into the two FTS tables), so it stays
+# under 50 ms even while other processes compete for the cores.
+GROUP_CHARS = 512 * 1024
 GROUP_ROWS = 4000
 GROUP_ITEMS = 256
 # Parsing and redaction run in worker processes when a pass has at least this much to read and
