@@ -19,6 +19,7 @@ get (the middle of a giant entry).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from journal_index.text_forms import INDEX_HEAD_CHARS, INDEX_TAIL_CHARS
 
 # How much of each end of a part is also scanned alone (widened while a secret found there
 # reaches the window's inner edge).
-EDGE_REACH = 1024
+EDGE_REACH = 512
 
 # Plain ASCII brackets and words: they survive JSON escaping (even HTML-safe or ASCII-only
 # encoders) when a host serializes our answer inside its own tool result.
@@ -92,19 +93,26 @@ class Texts:
 BOTH, READ_ONLY, LIGHT_ONLY = "both", "read", "light"
 
 
-def _segments(entry: Entry, call: ToolCall | None) -> list[tuple[str, str]]:
+def _summary(call: ToolCall, summaries: Mapping[int, str] | None) -> str:
+    summary = summaries.get(id(call)) if summaries is not None else None
+    return call_summary(call) if summary is None else summary
+
+
+def _segments(entry: Entry, call: ToolCall | None,
+              summaries: Mapping[int, str] | None = None) -> list[tuple[str, str]]:
     """(text, where) for each piece of an entry, in reading order: a result's call first, what
     was said, each call (its summary indexed with what was said, its full text read back),
-    then the output."""
+    then the output. ``summaries``: call summaries already made, by id() of a live call object
+    (an indexing pass sees each call twice: where it is made and where its result comes)."""
     segments: list[tuple[str, str]] = []
     if entry.kind == "tool_result":
-        lead = call_summary(call) if call is not None else entry.tool
+        lead = _summary(call, summaries) if call is not None else entry.tool
         if lead:
             segments.append((lead, BOTH))
     segments += [(p, BOTH) for p in entry.parts]
     for made in entry.calls:
         if made.shown:
-            segments += [(call_summary(made), LIGHT_ONLY), (made.text(), READ_ONLY)]
+            segments += [(_summary(made, summaries), LIGHT_ONLY), (made.text(), READ_ONLY)]
     segments += [(p, READ_ONLY) for p in entry.output]
     return segments
 
@@ -133,13 +141,14 @@ def _blank(text: str) -> bool:
     return not text or text.isspace()
 
 
-def index_texts(entry: Entry, call: ToolCall | None) -> IndexTexts | None:
+def index_texts(entry: Entry, call: ToolCall | None,
+                summaries: Mapping[int, str] | None = None) -> IndexTexts | None:
     """The entry's texts for the index, or None when its full text is blank.
 
     The same texts as ``compose`` (light) and ``searchable_text`` (bulk), computed redacting
     only what the index gets: a giant entry's middle, which holds no terms, is never scanned.
     """
-    segments = [(strip_our_answers(text), where) for text, where in _segments(entry, call)]
+    segments = [(strip_our_answers(text), where) for text, where in _segments(entry, call, summaries)]
     bulky = any(where == READ_ONLY and text for text, where in segments)
     shown = [text for text, where in segments if where != LIGHT_ONLY]
     raw_chars = sum(map(len, shown)) + max(len(shown) - 1, 0)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_index.entry_text import index_texts
+from journal_index.entry_text import call_summary, index_texts
 from journal_index.formats import Entry, JournalFormat, SessionName, Skip, ToolCall, split_objects
 from journal_index.redact import redact
 from journal_index.text_forms import index_form, indexed_part
@@ -78,6 +78,8 @@ class Extractor:
         self.fmt = fmt
         self.lookback = lookback
         self.calls: dict[str, CallSite] = {}
+        # the summary of each shown call in self.calls, by id() of the call (alive while there)
+        self.summaries: dict[int, str] = {}
 
     def _linked(self, entry: Entry, offset: int) -> CallSite | None:
         if entry.answers is None:
@@ -91,9 +93,16 @@ class Extractor:
 
     def _remember(self, entry: Entry, offset: int, length: int) -> None:
         for call in entry.calls:
+            replaced = self.calls.get(call.call_id)
+            if replaced is not None:
+                self.summaries.pop(id(replaced.call), None)
             self.calls[call.call_id] = CallSite(offset, length, call)
+            if call.shown:
+                self.summaries[id(call)] = call_summary(call)
         if len(self.calls) > _PRUNE_AT:
             self.calls = {k: s for k, s in self.calls.items() if s.offset >= offset - LINK_WINDOW}
+            kept = {id(s.call) for s in self.calls.values()}
+            self.summaries = {k: v for k, v in self.summaries.items() if k in kept}
 
     def block(self, data: bytes, base_offset: int) -> Extracted:
         """Rows and terms of a block of complete lines (``base_offset``: its place in the file)."""
@@ -115,7 +124,7 @@ class Extractor:
         if call is not None and (not call.shown or self.fmt.is_own_tool(call.name)):
             return  # our own answer, however the host labelled its result
         tool = entry.tool or (call.name if call is not None else None)
-        texts = index_texts(entry, call)
+        texts = index_texts(entry, call, self.summaries)
         if texts is None and entry.kind != "compaction":
             return  # nothing a search could find (a compaction still marks where the context restarts)
         out.rows.append((entry.entry_id, entry.ts, entry.kind, entry.role, tool, texts.chars if texts else 0,
