@@ -35,9 +35,9 @@ WAL_CHECKPOINT_PAGES = 1000
 # A writer looks for due merges once it has committed this much text, or this many times
 # (the segments of other processes' commits count towards the levels too).
 MERGE_AFTER_CHARS = 64 * 1024
+MERGE_AFTER_COMMITS = 4
 # Free pages given back to the file system per write transaction (Store.compact).
 VACUUM_PAGES = 256
-MERGE_AFTER_COMMITS = 4
 # The errors that mean "this index file is broken": the only ones that move it aside (and only
 # once it is known to be ours). A SQL error is a bug to report, never a reason to rebuild.
 BROKEN_INDEX: tuple[type[apsw.Error], ...] = (apsw.CorruptError, apsw.NotADBError)
@@ -202,21 +202,22 @@ class Store:
         steps = self.merge_fts(-MERGE_PAGES)
         if int(self.conn.pragma("auto_vacuum")) != 2:
             return steps  # an index made before auto_vacuum was set keeps its free pages for reuse
-        while int(self.conn.pragma("freelist_count")) > 0:
+        free = int(self.conn.pragma("freelist_count"))
+        for _ in range((free + pages - 1) // pages):  # as many steps as were due when it began
             with self.write():
                 self.conn.pragma("incremental_vacuum", pages)
             steps += 1
         return steps
 
-    def merge_fts(self, pages: int = MERGE_PAGES, max_steps: int | None = None) -> int:
+    def merge_fts(self, pages: int = MERGE_PAGES) -> int:
         """Merge the FTS tables' segments where a level holds enough of them (FTS5 usermerge),
-        one step of about ``pages`` pages per write transaction, until none is due (or
-        ``max_steps`` were taken). A negative ``pages`` merges every level down to one segment
-        (FTS5 'optimize', spread over short transactions). Returns the steps taken."""
+        one step of about ``pages`` pages per write transaction, until none is due. A negative
+        ``pages`` merges every level down to one segment (FTS5 'optimize', spread over short
+        transactions). Returns the steps taken."""
         steps = 0
         for table in FTS_TABLES:
             size = pages
-            while max_steps is None or steps < max_steps:
+            while True:
                 with self.write():
                     before = self.conn.total_changes()
                     self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', ?)", (size,))
@@ -320,11 +321,11 @@ def _open_raw(path: str, create: bool = False) -> apsw.Connection:
     conn = apsw.Connection(path)
     try:
         if create:
-            # Marked before anything else is written, so even a half-made index is recognizably ours.
             conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             # Pages freed by merging can be given back to the file system (Store.compact); only
-            # settable while the file is still empty.
+            # settable while the file is still empty (it writes nothing itself).
             _retry_busy(lambda: conn.pragma("auto_vacuum", "incremental"))
+            # Marked before anything else is written, so even a half-made index is recognizably ours.
             _retry_busy(lambda: conn.pragma("application_id", APPLICATION_ID))
         _retry_busy(lambda: _setup_connection(conn))
         _refuse_newer(conn, load_migrations()[-1].version)
