@@ -53,6 +53,9 @@ class Reader:
         self.roots = None if roots is None else [os.path.realpath(os.fspath(r.path if isinstance(r, Root) else r))
                                                  for r in roots]
         self._tokenizer = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+        # Lines parsed in this search, by (path, offset, length): re-ranking reads the best
+        # candidates, and the page then shows most of them. A Reader lives for one search.
+        self._parsed: dict[tuple[str, int, int], Entry | None] = {}
 
     def tokenize(self, text: str) -> list[str]:
         tokens = self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
@@ -83,11 +86,8 @@ class Reader:
         fmt = get_format(hit.format)
         try:
             with open_journal(path) as handle:
-                line = os.pread(handle.fileno(), hit.length, hit.offset)
-                if len(line) != hit.length:
-                    return None
-                parsed = fmt.parse_line(line, hit.offset)
-                if not isinstance(parsed, Entry) or parsed.entry_id != hit.entry_id:
+                parsed = self._entry(handle.fileno(), path, hit)
+                if parsed is None:
                     return None
                 call: ToolCall | None = None
                 if hit.link_offset is not None and hit.link_length is not None and parsed.answers:
@@ -109,13 +109,24 @@ class Reader:
             return None
         try:
             with open_journal(path) as handle:
-                line = os.pread(handle.fileno(), hit.length, hit.offset)
+                parsed = self._entry(handle.fileno(), path, hit)
         except OSError:
             return None
-        parsed = get_format(hit.format).parse_line(line, hit.offset) if len(line) == hit.length else None
-        if not isinstance(parsed, Entry) or parsed.entry_id != hit.entry_id:
-            return None
-        return parsed.text[:limit]
+        return None if parsed is None else parsed.text[:limit]
+
+    def forget(self) -> None:
+        """Drop the lines read so far (a journal was reindexed after a rewrite)."""
+        self._parsed.clear()
+
+    def _entry(self, fd: int, path: str, hit: Hit) -> Entry | None:
+        """The entry on the hit's line, or None if the line is not it (read once per search)."""
+        key = (path, hit.offset, hit.length)
+        if key not in self._parsed:
+            line = os.pread(fd, hit.length, hit.offset)
+            parsed = get_format(hit.format).parse_line(line, hit.offset) if len(line) == hit.length else None
+            self._parsed[key] = parsed if isinstance(parsed, Entry) else None
+        entry = self._parsed[key]
+        return entry if entry is not None and entry.entry_id == hit.entry_id else None
 
 
 def _newest(store: Store, filters: Filters, limit: int) -> list[Hit]:
@@ -161,6 +172,7 @@ def _page(store: Store, reader: Reader, ranked: list[Hit], terms: set[str], limi
             result = index_file(store, path, rebuild=True)
             changed = changed or result.reset or result.removed or result.entries > 0
         if changed:
+            reader.forget()  # the lines read so far may have moved
             return None
     return out
 
