@@ -44,6 +44,8 @@ def _fold_table() -> dict[int, int]:
 
 
 _FOLD = _fold_table()
+# str.translate runs at ~10 MB/s; most non-ASCII text (box drawing, emoji, CJK) has nothing to fold.
+_FOLDABLE = re.compile("[\u00c0-\u024f]")
 
 
 def find_matches(text: str, terms: set[str], tokenize: Tokenize) -> list[tuple[int, int, str]]:
@@ -55,7 +57,9 @@ def find_matches(text: str, terms: set[str], tokenize: Tokenize) -> list[tuple[i
     """
     if not terms:
         return []
-    folded = text.lower().translate(_FOLD) if not text.isascii() else text.lower()
+    folded = text.lower()
+    if not text.isascii() and _FOLDABLE.search(folded):
+        folded = folded.translate(_FOLD)
     if len(folded) == len(text):
         heads = sorted({t[:3] for t in terms}, key=len, reverse=True)
         candidates = re.compile("|".join(re.escape(h) for h in heads)).finditer(folded)

@@ -56,6 +56,7 @@ class Reader:
         # Lines parsed in this search, by (path, offset, length): re-ranking reads the best
         # candidates, and the page then shows most of them. A Reader lives for one search.
         self._parsed: dict[tuple[str, int, int], Entry | None] = {}
+        self._resolved: dict[str, str | None] = {}
 
     def tokenize(self, text: str) -> list[str]:
         tokens = self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
@@ -69,10 +70,11 @@ class Reader:
         """The path to open (symlinks and ``..`` resolved), or None when it lies outside the roots."""
         if self.roots is None:
             return path
-        real = os.path.realpath(path)
-        if any(real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots):
-            return real
-        return None
+        if path not in self._resolved:  # realpath stats every component: once per journal per search
+            real = os.path.realpath(path)
+            inside = any(real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
+            self._resolved[path] = real if inside else None
+        return self._resolved[path]
 
     def verified_text(self, hit: Hit, searchable_only: bool = False) -> str | None:
         """The redacted text of the entry at the hit's place, or None if the line is not it.
@@ -117,6 +119,7 @@ class Reader:
     def forget(self) -> None:
         """Drop the lines read so far (a journal was reindexed after a rewrite)."""
         self._parsed.clear()
+        self._resolved.clear()
 
     def _entry(self, fd: int, path: str, hit: Hit) -> Entry | None:
         """The entry on the hit's line, or None if the line is not it (read once per search)."""
