@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -75,13 +76,21 @@ class _Stats:
     average_chars: float
 
 
+# store -> (newest rowid, average chars) when last measured
+_AVERAGES: weakref.WeakKeyDictionary[Store, tuple[int, float]] = weakref.WeakKeyDictionary()
+STATS_STALE_ROWS = 1000  # the average is measured again after this many new entries
+
+
 def _stats(store: Store) -> _Stats:
     """Estimated without scanning the table (a scan of every row would cost more than the
     search): rows are rarely deleted, so the newest rowid counts them, and the newest
-    thousands give the average length."""
+    thousands give the average length, measured again once a thousand more have come."""
     newest = int(store.value("SELECT max(rowid) FROM entries", default=0))
-    average = store.value("SELECT avg(chars) FROM (SELECT chars FROM entries ORDER BY rowid DESC LIMIT 4000)")
-    return _Stats(max(newest, 1), float(average or 1.0))
+    known = _AVERAGES.get(store)
+    if known is None or abs(newest - known[0]) >= STATS_STALE_ROWS:
+        average = store.value("SELECT avg(chars) FROM (SELECT chars FROM entries ORDER BY rowid DESC LIMIT 4000)")
+        known = _AVERAGES[store] = (newest, float(average or 1.0))
+    return _Stats(max(newest, 1), known[1])
 
 
 def _window(store: Store, table: str, expression: str) -> int:
