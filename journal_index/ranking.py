@@ -56,7 +56,7 @@ FRESH_KEEP = 0.3  # asked for now: candidates scoring at least this share of the
 # most of it too; a single precise word (an identifier) is not padded.
 FILL_MIN_GROUPS = 2
 LIGHT_LIMIT = 200  # candidates from what was said, by bm25
-BULK_LIMIT = 200  # candidates from tool output per expression, newest first
+BULK_LIMIT = 100  # candidates from tool output per expression, newest first
 SCORE_WINDOW = 2000  # an expression matching more entries than this has only its newest scored
 
 HINT_SOME = ("{n} of these {shown} results hold every term; the others hold most of them. "
@@ -343,7 +343,7 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
     return _one_per_entry(ranked)
 
 
-RERANK = 15  # the best this many candidates are re-read and scored on their text
+RERANK = 10  # the best this many candidates are re-read and scored on their text (a page shows 8)
 PROXIMITY_WEIGHT = 0.5  # up to this much more when the question's words stand together
 PROXIMITY_CHARS = 200
 PHRASE_WEIGHT = 0.3  # this much more for each pair of the question's words found as typed ("roll back")
