@@ -162,10 +162,7 @@ def index_texts(entry: Entry, call: ToolCall | None,
     # A giant: the light text from its own (short) segments, the bulk as searchable_text gives
     # it (head and tail), the middle never redacted.
     light = "\n".join(_redact_each([(t, where) for t, where in segments if where != READ_ONLY]))
-    raw = "\n".join(shown)
-    bulk = (redact_region(raw, 0, INDEX_HEAD_CHARS) + "\n"
-            + redact_region(raw, len(raw) - INDEX_TAIL_CHARS, len(raw)))
-    return IndexTexts(raw_chars, light, bulk if bulky else None)
+    return IndexTexts(raw_chars, light, _head_and_tail("\n".join(shown)) if bulky else None)
 
 
 def entry_text(entry: Entry, call: ToolCall | None) -> str:
@@ -180,6 +177,11 @@ def searchable_text(entry: Entry, call: ToolCall | None) -> str:
     raw = "\n".join(strip_our_answers(t) for t, where in _segments(entry, call) if where != LIGHT_ONLY)
     if len(raw) <= INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
         return compose(entry, call).full
+    return _head_and_tail(raw)
+
+
+def _head_and_tail(raw: str) -> str:
+    """A giant text's head and tail, each redacted as a region grown to safe cut points."""
     return (redact_region(raw, 0, INDEX_HEAD_CHARS) + "\n"
             + redact_region(raw, len(raw) - INDEX_TAIL_CHARS, len(raw)))
 
