@@ -53,7 +53,7 @@ GROUP_ITEMS = 256
 # Parsing and redaction run in worker processes when a pass has at least this much to read and
 # the machine more than one core (the writer's SQLite work overlaps them); below it, starting
 # the workers would cost more than they save. JOURNAL_INDEX_WORKERS sets their number (0: none).
-WORKERS_MIN_BYTES = 32 << 20
+WORKERS_MIN_BYTES = 16 << 20
 WORKERS_ENV = "JOURNAL_INDEX_WORKERS"
 # Two workers keep one writer busy (each parses ~30 MB/s of journal, the writer takes ~60), and
 # each holds ~70 MB by the end of a long pass (mostly RE2's DFA cache), so the whole stays
@@ -64,7 +64,7 @@ JOURNALS_PER_WORKER = 2
 # A pass that indexed this much, and at least 1/COMPACT_GROWTH of everything indexed, ends by
 # merging the FTS tables to one segment each and giving free pages back (Store.compact): the
 # smallest index, the fastest to query, and the whole rewrite is paid once per growth by 1/4.
-COMPACT_MIN_BYTES = 32 << 20
+COMPACT_MIN_BYTES = 16 << 20
 COMPACT_GROWTH = 4
 
 _INSERT_ENTRY = (
