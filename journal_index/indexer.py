@@ -15,19 +15,11 @@ transactions, never inside one (:mod:`journal_index.store`).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
-import pickle
-import queue
-import subprocess
-import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -610,7 +602,9 @@ def index_files(
     count = choose_workers(store, listed) if workers is None else workers
     try:
         if count > 0:
-            _index_in_workers(store, listed, rooted, writer, count)
+            from journal_index.index_workers import index_in_workers  # its imports cost a search ~15 ms
+
+            index_in_workers(store, listed, rooted, writer, count)
         else:
             _index_serially(store, listed, rooted, writer)
         writer.flush()
@@ -671,180 +665,6 @@ def choose_workers(store: Store, paths: list[str]) -> int:
         if todo >= WORKERS_MIN_BYTES:
             return min(n, MAX_WORKERS)
     return 0
-
-
-# -- worker processes ---------------------------------------------------------------------------
-#
-# A worker is a plain ``python -c`` child (not multiprocessing: that re-imports the caller's main
-# script in every child, and forking would copy this process's threads and open database). It
-# reads tasks from its stdin and sends results on its stdout, both pickled and framed by
-# multiprocessing.connection. A thread sends its results, so parsing goes on while the writer
-# commits (up to RESULTS_AHEAD blocks ahead).
-
-RESULTS_AHEAD = 3
-WORKER_NICENESS = 10
-_WORKER_CODE = (
-    "import sys\n"
-    "from multiprocessing.connection import Connection\n"
-    "tasks = Connection(0, writable=False)\n"
-    "sys.path[:] = tasks.recv()\n"
-    "from journal_index.indexer import _worker_main\n"
-    "_worker_main(tasks)\n"
-)
-# (key, path, format name, cursor, (st_dev, st_ino) of the file the writer checked)
-_Task = tuple[int, str, str, int, tuple[int, int]]
-_DONE, _CHANGED, _FAILED, _CRASHED = "done", "changed", "failed", "crashed"
-
-
-def _worker_main(tasks: Connection) -> None:
-    """The worker's loop: each task is one journal, read from its cursor block by block; each
-    block's rows and redacted texts go back in file order, then a final word."""
-    results = Connection(os.dup(1), readable=False)
-    os.dup2(2, 1)  # a stray print goes to stderr, never into the results
-    if hasattr(os, "nice"):
-        os.nice(WORKER_NICENESS)  # the writer first: its transactions stay short on a busy machine
-    outbox: queue.Queue[bytes | None] = queue.Queue(maxsize=RESULTS_AHEAD)
-
-    def send() -> None:
-        try:
-            while (item := outbox.get()) is not None:
-                results.send_bytes(item)
-        except OSError:
-            os._exit(1)  # the writer is gone
-
-    sender = threading.Thread(target=send, daemon=True)
-    sender.start()
-
-    def put(message: tuple[int, Any, Any]) -> None:
-        outbox.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-
-    while True:
-        try:
-            task: _Task | None = tasks.recv()
-        except EOFError:
-            break
-        if task is None:
-            break
-        key, path, fmt_name, cursor, identity = task
-        try:
-            with open_journal(path) as handle:
-                fd = handle.fileno()
-                st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) != identity:
-                    put((key, _CHANGED, None))  # replaced since the writer checked it: next pass
-                    continue
-                fmt = FORMATS[fmt_name]
-                extractor = Extractor(fmt, functools.partial(lookback, fd, fmt, cursor))
-                for block in read_blocks(fd, cursor):
-                    extracted = extractor.block(block.data, block.start)
-                    block.data = b""  # the writer needs where the block ends, not its bytes
-                    put((key, block, extracted))
-            put((key, _DONE, None))
-        except OSError as exc:
-            put((key, _FAILED, exc.strerror or str(exc)))
-        except Exception:  # a bug: the writer raises it rather than wait for this journal
-            put((key, _CRASHED, traceback.format_exc()))
-    outbox.put(None)
-    sender.join()
-
-
-class WorkerError(RuntimeError):
-    """A worker process died or failed on a journal."""
-
-
-class _Worker:
-    def __init__(self) -> None:
-        task_r, task_w = os.pipe()
-        result_r, result_w = os.pipe()
-        try:
-            self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=task_r, stdout=result_w,
-                                         close_fds=True)
-        finally:
-            os.close(task_r)
-            os.close(result_w)
-        self.tasks = Connection(task_w, readable=False)
-        self.results = Connection(result_r, writable=False)
-        self.tasks.send(sys.path)
-        self.keys: set[int] = set()  # its journals in flight
-        self.open = True
-
-    def close(self) -> None:
-        if self.open:
-            self.open = False
-            try:
-                self.tasks.send(None)
-            except OSError:
-                pass
-        self.tasks.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.results.close()
-
-
-def _index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: _Writer, count: int) -> None:
-    """Journals are checked (and registered, reset) here, parsed and redacted by ``count``
-    workers, and their blocks written here in each journal's order as they come back."""
-    workers: list[_Worker] = []
-    in_flight: dict[int, tuple[_Journal, _Worker]] = {}
-    queued = iter(paths)
-    next_key = 0
-
-    def hand_out() -> None:
-        nonlocal next_key
-        while True:
-            worker = min(workers, key=lambda w: len(w.keys))
-            if len(worker.keys) >= JOURNALS_PER_WORKER:
-                return
-            path = next(queued, None)
-            if path is None:
-                return
-            journal, ready = _start_journal(store, path, roots, False)
-            if not ready:
-                writer.finish(journal)
-                continue
-            assert journal.handle is not None and journal.fmt is not None
-            st = os.fstat(journal.handle.fileno())
-            worker.tasks.send((next_key, journal.path, journal.fmt.NAME, journal.cursor, (st.st_dev, st.st_ino)))
-            worker.keys.add(next_key)
-            in_flight[next_key] = (journal, worker)
-            next_key += 1
-
-    try:
-        try:
-            for _ in range(count):
-                workers.append(_Worker())
-        except OSError:  # no interpreter to start (an embedded or frozen one): parse here
-            _index_serially(store, paths, roots, writer)
-            return
-        by_conn = {w.results: w for w in workers}
-        hand_out()
-        while in_flight:
-            for conn in wait(list(by_conn), timeout=1.0):
-                worker = by_conn[conn]  # type: ignore[index]
-                try:
-                    key, block, extracted = worker.results.recv()
-                except EOFError:
-                    raise WorkerError(f"an indexing worker process exited ({worker.proc.poll()})") from None
-                journal = in_flight[key][0]
-                if isinstance(block, Block):
-                    writer.add(journal, block, extracted)
-                    continue
-                if block == _CRASHED:
-                    raise WorkerError(f"indexing {journal.path} failed in a worker:\n{extracted}")
-                if block == _FAILED:
-                    journal.result.error = extracted
-                del in_flight[key]
-                worker.keys.discard(key)
-                writer.finish(journal)
-                hand_out()
-    finally:
-        for worker in workers:
-            worker.close()
-        for journal, _ in in_flight.values():
-            journal.close()
 
 
 def as_roots(roots: Iterable[Root | str | os.PathLike[str]]) -> list[Root]:
