@@ -270,6 +270,13 @@ _OWN_TOOL_IN_CODE = re.compile(r"\b(?:tools\.\w*|mcp__\w*)memory_context\b")
 
 def invokes_our_tool(arguments: Any) -> bool:
     """Whether a call's arguments are code that calls our tool."""
+    try:
+        # Nearly no call mentions the name at all: a byte search in the JSON says so cheaply
+        # (the name has no character JSON escapes), before the arguments are rendered.
+        if OWN_TOOL.encode() not in orjson.dumps(arguments):
+            return False
+    except (TypeError, orjson.JSONEncodeError):
+        pass  # not JSON-like (never from a parsed line): look the slow way
     return _OWN_TOOL_IN_CODE.search(arguments_text(arguments)) is not None
 
 
