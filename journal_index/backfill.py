@@ -14,7 +14,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from journal_index import indexer
@@ -153,6 +153,27 @@ def forget_vanished(store: Store, roots: Iterable[RootLike],
     return removed
 
 
+# A backfill indexes in batches of about this many bytes to read (or this many journals): big
+# enough for worker processes to pay off, small enough that `watch` serves its live journals
+# and checks for a stop between them every second or two.
+BATCH_BYTES = 48 * 1024 * 1024
+BATCH_JOURNALS = 200
+
+
+def batches(store: Store, paths: list[str]) -> Iterator[list[str]]:
+    """``paths`` in order, cut into batches of at most BATCH_BYTES to read or BATCH_JOURNALS."""
+    batch: list[str] = []
+    size = 0
+    for path, pending in zip(paths, indexer.pending_bytes(store, paths), strict=True):
+        if batch and (size + pending > BATCH_BYTES or len(batch) >= BATCH_JOURNALS):
+            yield batch
+            batch, size = [], 0
+        batch.append(path)
+        size += pending
+    if batch:
+        yield batch
+
+
 def backfill(
     store: Store,
     roots: Iterable[RootLike],
@@ -164,9 +185,9 @@ def backfill(
 ) -> BackfillReport:
     """One backfill pass under ``lease``: index what changed, forget what vanished.
 
-    ``stop`` is checked between journals; ``between`` runs after each journal (the watcher
-    serves its live journals there, so a long backfill never delays them);
-    ``on_result`` sees each journal's result.
+    Journals are indexed in batches (:func:`batches`). ``stop`` is checked between batches;
+    ``between`` runs after each (the watcher serves its live journals there, so a long backfill
+    delays them by one batch at most); ``on_result`` sees each journal's result.
     """
     rooted = indexer.as_roots(roots)
     out = BackfillReport()
@@ -181,17 +202,22 @@ def backfill(
         out.lost, out.holder = True, lease.holder
         return out
     out.removed = forget_vanished(store, rooted, on_result)
-    for path in paths:
+    for batch in batches(store, paths):
         if stop():
             out.stopped = True
             break
-        result = indexer.index_file(store, path, rooted)
-        out.report.add(result)
-        out.done += 1
-        changed = not result.unchanged
-        out.changed += int(changed)
-        if on_result is not None:
-            on_result(result)
+        results: list[indexer.FileResult] = []
+        # A batch is one indexing pass: small journals share transactions, and a big one gets
+        # the worker processes, as `journal-index index` does.
+        indexer.index_files(store, batch, progress=results.append, roots=rooted)
+        changed = False
+        for result in results:
+            out.report.add(result)
+            out.done += 1
+            changed = changed or not result.unchanged
+            out.changed += int(not result.unchanged)
+            if on_result is not None:
+                on_result(result)
         last = out.done == out.total
         if (changed or last or lease.clock() - lease.renewed_at >= IDLE_RENEW_SECONDS) and not lease.renew(
             progress_value(out.done, out.total, int(time.time() * 1000) if last else None)

@@ -652,19 +652,29 @@ def choose_workers(store: Store, paths: list[str]) -> int:
     n = cores()
     if n < 2 or os.name != "posix":  # workers talk over inherited pipe file descriptors
         return 0
-    known = {row[0]: (row[1], row[2], row[3]) for row in store.rows("SELECT path, cursor, size, mtime_ns FROM files")}
     todo = 0
+    for pending in pending_bytes(store, paths):
+        todo += pending
+        if todo >= WORKERS_MIN_BYTES:
+            return min(n, MAX_WORKERS)
+    return 0
+
+
+def pending_bytes(store: Store, paths: list[str]) -> Iterator[int]:
+    """For each path, about how many bytes a pass would read: none when size and mtime are as
+    indexed, from the cursor when it grew, all of it when it shrank (0 for a vanished file)."""
+    known = {row[0]: (row[1], row[2], row[3]) for row in store.rows("SELECT path, cursor, size, mtime_ns FROM files")}
     for path in paths:
         try:
             st = os.stat(path)
         except OSError:
+            yield 0
             continue
         cursor, size, mtime_ns = known.get(os.path.abspath(path), (0, None, None))
-        if size != st.st_size or mtime_ns != st.st_mtime_ns:
-            todo += st.st_size - cursor if st.st_size >= cursor else st.st_size  # shrunk: from 0
-        if todo >= WORKERS_MIN_BYTES:
-            return min(n, MAX_WORKERS)
-    return 0
+        if size == st.st_size and mtime_ns == st.st_mtime_ns:
+            yield 0
+        else:
+            yield st.st_size - cursor if st.st_size >= cursor else st.st_size
 
 
 def as_roots(roots: Iterable[Root | str | os.PathLike[str]]) -> list[Root]:

@@ -106,7 +106,8 @@ def test_an_expired_lease_is_taken_over_and_a_live_one_is_not(tmp_path, root):
         store.close()
 
 
-def test_a_backfill_that_loses_its_lease_stops(tmp_path, root):
+def test_a_backfill_that_loses_its_lease_stops(tmp_path, root, monkeypatch):
+    monkeypatch.setattr(backfill, "BATCH_JOURNALS", 1)  # the lease is checked after every batch
     db = str(tmp_path / "index.db")
     store = open_store(db)
     other = open_store(db)
@@ -173,3 +174,27 @@ def test_progress_of_a_dead_backfill_reads_as_interrupted(tmp_path) -> None:
     store.set_meta("backfill_progress", "10/10@123")
     assert backfill_progress(store)["state"] == "finished"
     store.conn.close()
+
+
+def test_batches_hold_a_bounded_amount_to_read(tmp_path, root, monkeypatch):
+    """A backfill indexes in batches: every journal once, in order, each batch within its byte
+    and journal limits (a single journal larger than the limit is a batch of its own)."""
+    paths = indexer.discover([root])
+    sizes = {p: os.path.getsize(p) for p in paths}
+    limit = sorted(sizes.values())[len(sizes) // 2]  # the median journal's size
+    monkeypatch.setattr(backfill, "BATCH_BYTES", limit)
+    monkeypatch.setattr(backfill, "BATCH_JOURNALS", 5)
+    store = open_store(str(tmp_path / "index.db"))
+    try:
+        cut = list(backfill.batches(store, paths))
+        assert [p for batch in cut for p in batch] == paths
+        assert len(cut) > 1
+        for batch in cut:
+            assert len(batch) <= 5
+            assert len(batch) == 1 or sum(sizes[p] for p in batch) <= limit
+        # Once indexed, nothing is pending: one batch of BATCH_JOURNALS at most per cut.
+        backfill.backfill(store, [root], backfill.Lease(store))
+        assert [len(b) for b in backfill.batches(store, paths)] == [5] * (len(paths) // 5) + (
+            [len(paths) % 5] if len(paths) % 5 else [])
+    finally:
+        store.close()
