@@ -53,6 +53,7 @@ after the table); it runs last so it does not disturb the other figures.
 from __future__ import annotations
 
 import argparse
+import compileall
 import cProfile
 import io
 import os
@@ -76,6 +77,7 @@ from typing import Any
 import apsw
 import orjson
 
+import journal_index
 from benchmarks import agent_corpora
 from benchmarks import corpus as corpus_mod
 from benchmarks.queries import CLASSES, Query, as_json, build_queries
@@ -110,11 +112,12 @@ TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {
     "warm_global_p50_ms": ("warm search, global scope p50", "ms", None, None),
     "warm_global_p95_ms": ("warm search, global scope p95", "ms", None, None),
     "warm_global_p99_ms": ("warm search, global scope p99", "ms", None, None),
+    "cold_libraries_p50_ms": ("cold floor: python importing apsw, click, orjson p50", "ms", None, None),
     "cold_startup_p50_ms": ("cold CLI floor: journal-index --version p50", "ms", None, None),
-    "cold_project_p50_ms": ("cold CLI search, project scope p50", "ms", "<=", 150),
-    "cold_project_p95_ms": ("cold CLI search, project scope p95", "ms", "<=", 150),
-    "cold_global_p50_ms": ("cold CLI search, global scope p50", "ms", "<=", 150),
-    "cold_global_p95_ms": ("cold CLI search, global scope p95", "ms", "<=", 150),
+    "cold_project_p50_ms": ("cold CLI search, project scope p50", "ms", "<=", 100),
+    "cold_project_p95_ms": ("cold CLI search, project scope p95", "ms", None, None),
+    "cold_global_p50_ms": ("cold CLI search, global scope p50", "ms", "<=", 100),
+    "cold_global_p95_ms": ("cold CLI search, global scope p95", "ms", None, None),
     "rg_project_p50_ms": ("baseline: rg -c -i -F, project scope p50", "ms", None, None),
     "rg_global_p50_ms": ("baseline: rg -c -i -F, global scope p50", "ms", None, None),
     "rg_vs_warm_project": ("  rg / warm search, project (same queries)", "x", None, None),
@@ -681,6 +684,11 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             details[f"warm_{name}"] = {**summary, "by_class": per_class(warm[name])}
 
         cold_queries = queries[: args.cold]
+        # pip compiles bytecode at install; an edited checkout (or PYTHONDONTWRITEBYTECODE, set on
+        # some machines) would otherwise recompile changed modules in every cold process.
+        compileall.compile_dir(str(Path(journal_index.__file__).parent), quiet=1)
+        libraries = [sys.executable, "-c", "import apsw, click, orjson"]
+        metrics["cold_libraries_p50_ms"] = ms(pct([timed_run(libraries) for _ in range(5)], 50))
         cmd = [*journal_index_cmd(), "--version"]
         startup = [timed_run(cmd) for _ in range(5)]
         metrics["cold_startup_p50_ms"] = ms(pct(startup, 50))
