@@ -172,19 +172,35 @@ def _final_state_matches(db: Path, corpus: dict) -> None:
         store.close()
 
 
+def _wait_for_wal(db: Path, proc: subprocess.Popen) -> None:
+    wal, deadline = Path(f"{db}-wal"), time.monotonic() + 60
+    while not wal.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)  # the index is open and being written from here on
+
+
+def _writing_seconds(db: Path, root: Path) -> float:
+    """How long a pass over ``root`` writes (from its WAL's appearance to its exit) on this
+    machine now: the interruptions below fall inside that window however fast indexing is."""
+    for path in glob.glob(f"{db}*"):
+        os.remove(path)
+    proc = _spawn(db, root)
+    _wait_for_wal(db, proc)
+    started = time.monotonic()
+    proc.communicate(timeout=120)
+    return time.monotonic() - started
+
+
 def _wal_runs(corpus: dict, tmp_path: Path, runs: int, seed: int, after_kill: bool) -> dict:
     rng = random.Random(seed)
     stats = {"runs": 0, "wal_deleted": 0, "moved_aside": 0}
     db = tmp_path / "index.db"
+    window = _writing_seconds(db, corpus["root"])
     for _ in range(runs):
         for path in glob.glob(f"{db}*"):
             os.remove(path)
         proc = _spawn(db, corpus["root"])
-        wal = Path(f"{db}-wal")
-        deadline = time.monotonic() + 60
-        while not wal.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.002)  # the index is open and being written from here on
-        time.sleep(rng.uniform(0, 0.4))
+        _wait_for_wal(db, proc)
+        time.sleep(rng.uniform(0, 0.7 * window))
         if after_kill:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
