@@ -33,8 +33,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from benchmarks.mcp_startup import _reply, _send
 from benchmarks.queries import Query, build_queries
 from journal_index.indexer import discover
 from journal_index.query import Filters, search
@@ -47,21 +48,6 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                          "clientInfo": {"name": "mcp-search-bench", "version": "0"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 SCOPES = ("project", "global")
-
-
-def _send(stream: IO[bytes], message: dict[str, Any]) -> None:
-    stream.write(json.dumps(message).encode() + b"\n")
-    stream.flush()
-
-
-def _reply(stream: IO[bytes], wanted: int) -> dict[str, Any]:
-    while True:
-        line = stream.readline()
-        if not line:
-            raise RuntimeError("the server closed stdout before answering")
-        message = json.loads(line)
-        if message.get("id") == wanted:
-            return dict(message)
 
 
 def newest_journal(sessions: Path) -> str:

@@ -41,14 +41,20 @@ def _boot_time() -> float | None:
     return None
 
 
-def _proc_started(pid: int) -> float | None:
-    """When a process started (epoch seconds), from /proc."""
+def _proc_stat(pid: int) -> list[bytes]:
+    """The fields of /proc/PID/stat after ``pid (comm)`` (state, ppid, …), or [] when unreadable.
+    comm may hold spaces and parentheses, so the line is cut at the last ')'."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2:].split()
+        return []
+    return stat[stat.rfind(b")") + 2:].split()
+
+
+def _proc_started(pid: int) -> float | None:
+    """When a process started (epoch seconds), from /proc."""
+    fields = _proc_stat(pid)
     boot = _boot_time()
     if boot is None or len(fields) < 20:
         return None
@@ -65,13 +71,7 @@ def _proc_argv(pid: int) -> tuple[str, ...]:
 
 
 def _proc_parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    # pid (comm) state ppid …; comm may hold spaces and parentheses, so cut at the last ')'.
-    fields = stat[stat.rfind(b")") + 2:].split()
+    fields = _proc_stat(pid)
     return int(fields[1]) if len(fields) > 1 else None
 
 
