@@ -452,6 +452,14 @@ def session_folder_case(how: str, pi_home: PiHome, project: Path, tmp_path: Path
     return folder, ["--session-dir", str(folder)], None, ("--sessions", str(folder))
 
 
+def assert_found_in(found: Answer, session_id: str) -> None:
+    """The two entries holding both words of "numbatline ttl", of that session, come first;
+    partial matches may follow, and then the note counts those two."""
+    assert [h.session_id for h in found.hits()][:2] == [session_id, session_id], found.describe()
+    note = _PARTIAL_NOTE.match(found.lines[1])
+    assert len(found.hits()) == 2 or (note is not None and note[1] == "2"), found.describe()
+
+
 @pytest.mark.parametrize(("how", "exposure"), [
     ("env", "codemode"), ("env", "direct"), ("setting", "codemode"), ("setting", "direct"),
     ("relative setting", "direct"), ("project setting", "direct"), ("flag with --sessions", "direct")])
@@ -469,11 +477,7 @@ def test_journals_in_a_session_folder_are_found(pi_home: PiHome, project: Path, 
     assert now.journal.path.parent == folder
     found = answers(now, exposure)[0]
     assert "this session indexed just now" in found.index_line, found.describe()
-    earlier_id = earlier.journal.header()["id"]
-    # The two entries holding both words come first; partial matches may follow, and the note says so.
-    assert [h.session_id for h in found.hits()][:2] == [earlier_id, earlier_id], found.describe()
-    note = _PARTIAL_NOTE.match(found.lines[1])
-    assert len(found.hits()) == 2 or (note is not None and note[1] == "2"), found.describe()
+    assert_found_in(found, earlier.journal.header()["id"])
 
 
 def test_pi_session_dir_flag_is_invisible_to_the_server(pi_home: PiHome, project: Path, tmp_path: Path) -> None:
@@ -524,8 +528,4 @@ def test_a_pi_extension_can_tell_the_server_the_session_file(pi_home: PiHome, pr
     assert_clean(now, model)
     found = answers(now, exposure)[0]
     assert "this session indexed just now" in found.index_line, found.describe()
-    earlier_id = earlier.journal.header()["id"]
-    # The two entries holding both words come first; partial matches may follow, and the note says so.
-    assert [h.session_id for h in found.hits()][:2] == [earlier_id, earlier_id], found.describe()
-    note = _PARTIAL_NOTE.match(found.lines[1])
-    assert len(found.hits()) == 2 or (note is not None and note[1] == "2"), found.describe()
+    assert_found_in(found, earlier.journal.header()["id"])
