@@ -224,13 +224,13 @@ def _one_per_entry(hits: list[Hit]) -> list[Hit]:
 
 
 def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: Tokenize) -> tuple[list[_Concept], bool]:
-    """The question's meaningful concepts (stopwords and words asking for freshness dropped,
-    unless nothing else is left), and whether it asks for the current state."""
+    """The question's meaningful concepts (stopwords, and words asking for freshness or for a
+    tool's output, dropped unless nothing else is left), and whether it asks for the current state."""
     fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
     found = synonyms.concepts(groups, _lexicon() if SYNONYMS else None, tokenize)
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
-    asking = asking_now | OUTPUT_WORDS
-    meaningful = [c for c in found if not _only(c, asking) and (c.alternatives or not _only(c, STOPWORDS))]
+    intent = asking_now | OUTPUT_WORDS  # what the question asks for, not words of its answer
+    meaningful = [c for c in found if not _only(c, intent) and (c.alternatives or not _only(c, STOPWORDS))]
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
         phrase = [t for g in concept.words for t in g]
@@ -352,9 +352,6 @@ QUESTION_WEIGHT = 0.7
 ANSWER_SHARE = 0.9  # of the question's score, given to that reply
 ANSWER_LOOKAHEAD = 60  # entries looked at after the question for the end of its turn
 QUESTION_CHARS = 600
-# "how did we fix…", "why…": a request found in the journal ("alembic upgrade fails on main") is
-# answered, like a question, by the reply that ends its turn.
-ASKING_WORDS = EXPLAIN_WORDS
 
 
 def _proximity(matches: list[tuple[int, int, str]], width: int) -> float:
@@ -404,7 +401,9 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
     head, tail = ranked[:RERANK], ranked[RERANK:]
     terms = {t for g in groups if not (len(g) == 1 and g[0].lower() in STOPWORDS) for t in tokenize(" ".join(g))}
     pairs = _pairs(query)
-    asking = any(len(g) == 1 and g[0].lower() in ASKING_WORDS for g in groups[:2])
+    # "how did we fix…", "why…": a request found in the journal ("alembic upgrade fails on main")
+    # is answered, like a question, by the reply that ends its turn.
+    explains = _explains(groups)
     known = {h.rowid: h for h in ranked}
     added: list[Hit] = []
     for hit in head:
@@ -418,7 +417,7 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
         phrased = sum(1 for p in pairs if p in lowered)
         factor += PHRASE_WEIGHT * phrased
         # A question quoted word for word is what is looked for; one merely alike asks what its reply says.
-        asks = _asks(text) or (asking and len(text) <= QUESTION_CHARS)
+        asks = _asks(text) or (explains and len(text) <= QUESTION_CHARS)
         if hit.kind == "user" and asks and not (pairs and phrased == len(pairs)):
             reply = _reply(store, hit)
             if reply is not None:
