@@ -1,0 +1,78 @@
+"""A user with pi, Claude Code and Codex CLI all installed: `journal-index index` with no flags
+finds each agent's journals where it keeps them, and `search` from the project answers from all
+three, never from another project; `read` verifies and redacts an entry of each agent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests import format_samples as samples
+from tests.agent_homes import cli_json, home_env
+
+SECRET = "ghp_" + "Q7x9Lm2Rt5Vw8Yz1Bc4Df6Gh3Jk0Np2Sa9Ue"  # a GitHub token's shape
+
+
+def _home(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
+    home = tmp_path / "home"
+    project = home / "work" / "contract-proj"
+    project.mkdir(parents=True)
+    written = [
+        samples.write_pi(home / ".pi" / "agent" / "sessions"),
+        samples.write_claude(home / ".claude" / "projects"),
+        samples.write_codex(home / ".codex" / "sessions"),
+    ]
+    for sample in written:
+        # Each agent's session belongs to the same project folder and carries a secret; its words
+        # name the agent (the same text in two sessions would take one slot, the other noted).
+        sample.lines = [line.replace(samples.CWD.encode(), str(project).encode())
+                            .replace(samples.USER_WORDS.encode(), f"{samples.USER_WORDS} by {sample.fmt}".encode())
+                            .replace(samples.ASSISTANT_WORDS.encode(),
+                                     f"{samples.ASSISTANT_WORDS} by {sample.fmt} {SECRET}".encode())
+                        for line in sample.lines]
+        sample.path.parent.mkdir(parents=True, exist_ok=True)
+        sample.write()
+    # Another project's pi session with the same words: never in this project's results.
+    other = home / ".pi" / "agent" / "sessions" / "--home-dev-elsewhere--"
+    other.mkdir(parents=True)
+    (other / "2026-09-02T10-00-00-000Z_00000000-0000-0000-0000-0000000000aa.jsonl").write_text("\n".join([
+        json.dumps({"type": "session", "version": 3, "id": "00000000-0000-0000-0000-0000000000aa",
+                    "timestamp": "2026-09-02T10:00:00.000Z", "cwd": "/home/dev/elsewhere"}),
+        json.dumps({"type": "message", "id": "e1000001", "parentId": None, "timestamp": "2026-09-02T10:00:01.000Z",
+                    "message": {"role": "user", "content": [{"type": "text", "text": samples.USER_WORDS}]}}),
+    ]) + "\n")
+    return home, home_env(home, tmp_path / "index.db"), project
+
+
+def test_index_then_search_answers_from_every_agent_within_the_project(tmp_path: Path) -> None:
+    home, env, project = _home(tmp_path)
+    report = cli_json(env, "index")
+    assert report["errors"] == [] and report["files"] == 4
+    status = cli_json(env, "status")
+    assert {agent: counts["sessions"] for agent, counts in status["byAgent"].items()} == \
+        {"pi": 2, "claude": 1, "codex": 1}
+
+    found = cli_json(env, "search", *samples.USER_WORDS.split(), "--cwd", str(project))
+    hits = found["results"]
+    assert sorted(h["agent"] for h in hits) == ["claude", "codex", "pi"], hits
+    assert {h["cwd"] for h in hits} == {str(project)}  # the other project's entry is not here
+
+    everywhere = cli_json(env, "search", *samples.USER_WORDS.split(), "--scope", "global")
+    assert "/home/dev/elsewhere" in {h["cwd"] for h in everywhere["results"]}
+
+    said = cli_json(env, "search", *samples.ASSISTANT_WORDS.split(), "--cwd", str(project))
+    assert sorted(h["agent"] for h in said["results"]) == ["claude", "codex", "pi"]
+    for hit in said["results"]:
+        assert SECRET not in json.dumps(hit)
+        answer = cli_json(env, "read", hit["entryId"], "--session", hit["sessionId"])
+        assert answer["status"] == "ok" and answer["agent"] == hit["agent"]
+        assert samples.ASSISTANT_WORDS in answer["text"] and SECRET not in answer["text"]
+        assert "[REDACTED" in answer["text"]
+
+    # The secret is not a term in any agent's entries.
+    done = subprocess.run([sys.executable, "-m", "journal_index", "search", SECRET, "--scope", "global", "--json"],
+                          env=env, cwd=home, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"] == []
