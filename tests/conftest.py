@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from journal_index.indexer import discover, index_files
 from journal_index.store import Store, open_store
+from tests.helpers import copy_journal_tree
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -38,15 +38,13 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def sessions_root(tmp_path: Path) -> Path:
     """A private copy of the fixture session tree (tests may append to or rewrite it)."""
     root = tmp_path / "sessions"
-    shutil.copytree(FIXTURES / "sessions", root)
-    return root
+    return copy_journal_tree(FIXTURES / "sessions", root)
 
 
 @pytest.fixture
 def legacy_dir(tmp_path: Path) -> Path:
     root = tmp_path / "legacy"
-    shutil.copytree(FIXTURES / "legacy", root)
-    return root
+    return copy_journal_tree(FIXTURES / "legacy", root)
 
 
 @pytest.fixture

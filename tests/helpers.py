@@ -3,12 +3,42 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from journal_index.store import Store
 
 FTS_TABLES = ("entries_fts", "entries_bulk")
+
+# A journal without any timestamp is dated here (before every fixture session).
+UNDATED = datetime.fromisoformat("2026-01-01T00:00:00+00:00").timestamp()
+
+
+def copy_journal_tree(source: Path, target: Path) -> Path:
+    """Copy a folder of fixture journals, each dated (mtime) by its own last timestamp.
+
+    A checkout gives every file the time of the clone: minutes old, so any journal could pass
+    for the session an agent is writing now, and "newest first" would follow checkout order.
+    Dating each journal by its content makes both the same on every machine.
+    """
+    shutil.copytree(source, target)
+    for path in sorted(target.rglob("*.jsonl")):
+        stamp = _last_timestamp(path)
+        os.utime(path, (stamp, stamp))
+    return target
+
+
+def _last_timestamp(path: Path) -> float:
+    for line in reversed(path.read_bytes().splitlines()):
+        try:
+            value = json.loads(line).get("timestamp")
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except (ValueError, AttributeError, TypeError):
+            continue
+    return UNDATED
 
 
 def vocabulary(store: Store) -> set[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -15,8 +14,8 @@ import pytest
 from journal_index import backfill, indexer
 from journal_index.status import backfill_progress
 from journal_index.store import open_store
+from tests.helpers import copy_journal_tree, scratch_rows
 from tests.helpers import relative_rows as entry_rows
-from tests.helpers import scratch_rows
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 REPO = Path(__file__).resolve().parent.parent
@@ -25,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     target = tmp_path / "sessions"
-    shutil.copytree(FIXTURES, target)
+    copy_journal_tree(FIXTURES, target)
     return target
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from click.testing import CliRunner
 from journal_index import gc
 from journal_index.cli import cli
 from journal_index.store import open_store
+from tests.helpers import copy_journal_tree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 DAY = 24 * 3600
@@ -98,7 +98,7 @@ def test_each_junk_rule(tmp_path, root, store):
 
 def test_the_fixture_corpus(tmp_path, store):
     root = tmp_path / "sessions"
-    shutil.copytree(FIXTURES, root)
+    copy_journal_tree(FIXTURES, root)
     for path in root.rglob("*.jsonl"):
         age(path, 72)
     found = reasons_by_name(gc.preview(store, [root], cwd=str(tmp_path)))

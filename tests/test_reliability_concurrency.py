@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -27,8 +26,8 @@ from journal_index.indexer import discover, index_file
 from journal_index.scope import Scope
 from journal_index.store import open_store
 from tests.conftest import FIXTURES
+from tests.helpers import copy_journal_tree, snapshot
 from tests.helpers import scratch_snapshot as _scratch_snapshot
-from tests.helpers import snapshot
 from tests.reliability_helpers import CLI, duplicate_rows, integrity, run_cli
 
 CWD = "/home/dev/Apps/concurrent"
@@ -130,7 +129,7 @@ class Loop(threading.Thread):
 
 def run_concurrently(tmp_path: Path, seconds: float, seed: int) -> dict:
     root = tmp_path / "sessions"
-    shutil.copytree(FIXTURES / "sessions", root)
+    copy_journal_tree(FIXTURES / "sessions", root)
     (root / FOLDER).mkdir()
     db = tmp_path / "index.db"
     assert run_cli(db, root, "index").clean()  # the DB exists before the readers start

@@ -23,7 +23,7 @@ from journal_index.config import cache_db_path
 from journal_index.indexer import discover, index_files
 from journal_index.store import open_store
 from tests.conftest import FIXTURES
-from tests.helpers import entry_rows
+from tests.helpers import copy_journal_tree, entry_rows
 from tests.reliability_helpers import CLI, integrity, row_vocab, run_cli
 
 QUERIES = (["rate", "limit", "token"], [])  # [] = newest entries
@@ -47,7 +47,7 @@ def _answers(db: Path, root: Path) -> tuple[dict[str, list], list[str]]:
 def healthy(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("healthy")
     root = base / "sessions"
-    shutil.copytree(FIXTURES / "sessions", root)
+    copy_journal_tree(FIXTURES / "sessions", root)
     db = base / "healthy.db"
     assert run_cli(db, root, "index").clean()
     answers, errors = _answers(db, root)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from journal_index.entry_text import ANSWER_END, ANSWER_START
 from journal_index.tool import MemoryTool
 from journal_index.tool_args import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME
 from tests.conftest import FIXTURES
-from tests.helpers import load_secrets
+from tests.helpers import copy_journal_tree, load_secrets
 
 BE_CWD = "/home/dev/Apps/prjct/prjct-be"
 BE_SESSION = "01a08ad4-d880-7548-b534-0b41e2f8cfb5"  # prjct-be: alembic heads
@@ -77,7 +76,7 @@ def tool(db_path: Path, sessions_root: Path):
 def shared_tool(tmp_path_factory: pytest.TempPathFactory):
     """One tool over one index for read-only tests (the journals are not touched)."""
     base = tmp_path_factory.mktemp("shared")
-    shutil.copytree(FIXTURES / "sessions", base / "sessions")
+    copy_journal_tree(FIXTURES / "sessions", base / "sessions")
     opened = make_tool(base / "index.db", base / "sessions", max_scope="project")
     yield opened
     opened.close()
@@ -431,13 +430,11 @@ def test_tool_command_exit_codes(db_path: Path, sessions_root: Path):
 
 
 def test_a_query_over_its_time_limit_is_an_error_answer_not_a_hang(tmp_path, monkeypatch) -> None:
-    import shutil as _shutil
-
     from journal_index import tool as tool_module
     from journal_index.tool import MemoryTool
 
     sessions = tmp_path / "sessions"
-    _shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "sessions", sessions)
+    copy_journal_tree(FIXTURES / "sessions", sessions)
     monkeypatch.setattr(tool_module, "QUERY_SECONDS", 0.0)
     memory = MemoryTool(str(tmp_path / "t.db"), [sessions], cwd="/home/dev/Apps/prjct/prjct-be", host=Host(None))
     try:

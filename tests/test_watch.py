@@ -18,8 +18,8 @@ import pytest
 
 from journal_index import backfill, indexer
 from journal_index.store import open_store
+from tests.helpers import copy_journal_tree, scratch_rows
 from tests.helpers import relative_rows as entry_rows
-from tests.helpers import scratch_rows
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 REPO = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     target = tmp_path / "sessions"
-    shutil.copytree(FIXTURES, target)
+    copy_journal_tree(FIXTURES, target)
     return target
 
 
