@@ -139,7 +139,7 @@ def index_tokens(store: Store, text: str) -> list[str]:
     from journal_index.text_forms import index_form
 
     tokenizer = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
-    return [t[0] for t in tokenizer(index_form(text).encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+    return [str(t[0]) for t in tokenizer(index_form(text).encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None,
                                     include_offsets=False)]
 
 
@@ -160,7 +160,8 @@ def secret_is_searchable(store: Store, secret: str) -> str | None:
     return None
 
 
-def scratch_snapshot(paths: list[str] | list[Path]) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, int, int]]]:
+def scratch_snapshot(paths: list[str] | list[Path]) -> tuple[list[tuple[Any, ...]],
+                                                            list[tuple[str, str, str, int, int | None]]]:
     """The snapshot of a brand-new in-memory index of ``paths`` (what a rebuild would give)."""
     from journal_index.indexer import index_file
     from journal_index.store import open_store
@@ -185,10 +186,11 @@ def relative_rows(db: str | Path, root: Path) -> list[tuple[Any, ...]]:
     try:
         rows = conn.execute("SELECT f.path, e.entry_id, e.offset, e.length, e.kind FROM entries e "
                             "JOIN files f ON f.id = e.file_id").fetchall()
-        terms = sum(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in FTS_TABLES)
+        counts: list[Any] = [conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] for table in FTS_TABLES]
+        terms = sum(counts)
     finally:
         conn.close()
-    return [*sorted((os.path.relpath(p, root), *rest) for p, *rest in rows), ("fts-rows", terms)]
+    return [*sorted((os.path.relpath(str(p), root), *rest) for p, *rest in rows), ("fts-rows", terms)]
 
 
 def scratch_rows(tmp_path: Path, root: Path) -> list[tuple[Any, ...]]:

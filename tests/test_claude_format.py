@@ -418,12 +418,13 @@ def test_real_transcripts_index_exactly_the_expected_entries(real_home: tuple[Pa
     conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
     try:
         for source, path in placed.items():
-            got = Counter(dict(conn.execute(
+            kinds: list[Any] = conn.execute(
                 "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ? "
-                "GROUP BY e.kind", (str(path),)).fetchall()))
+                "GROUP BY e.kind", (str(path),)).fetchall()
+            got = Counter(dict(kinds))
             assert got == expected_claude_counts(source), source.name
             fmt, session, cwd = conn.execute("SELECT format, session_id, cwd FROM files WHERE path = ?",
-                                             (str(path),)).fetchone()
+                                             (str(path),)).fetchall()[0]
             assert (fmt, session) == ("claude", path.stem) and cwd
     finally:
         conn.close()

@@ -302,7 +302,7 @@ def test_recorded_rollouts_keep_only_conversation(tmp_path: Path, store: Store) 
     root = home / ".codex" / "sessions"
     for path in sorted(root.rglob("*.jsonl")):
         assert index_file(store, path, [Root(root, "codex")]).error is None
-    by_session = {sid: Counter() for (sid,) in store.rows("SELECT session_id FROM files")}
+    by_session: dict[str, Counter[str]] = {sid: Counter() for (sid,) in store.rows("SELECT session_id FROM files")}
     for sid, kind in store.rows("SELECT f.session_id, e.kind FROM entries e JOIN files f ON f.id = e.file_id"):
         by_session[sid][kind] += 1
     # each: the prompt once (item_completed), "let me check" and the final text; our call (no
@@ -403,12 +403,13 @@ def test_real_rollouts_index_exactly_the_expected_entries(real_home: tuple[Path,
     conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
     try:
         for source, path in placed.items():
-            got = Counter(dict(conn.execute(
+            kinds: list[Any] = conn.execute(
                 "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ? "
-                "GROUP BY e.kind", (str(path),)).fetchall()))
+                "GROUP BY e.kind", (str(path),)).fetchall()
+            got = Counter(dict(kinds))
             assert got == expected_codex_counts(source), source.name
             fmt, session, cwd = conn.execute("SELECT format, session_id, cwd FROM files WHERE path = ?",
-                                             (str(path),)).fetchone()
+                                             (str(path),)).fetchall()[0]
             assert (fmt, session, cwd) == ("codex", _session_of(source), "/home/entity/projects/EntityProcess/agentv")
     finally:
         conn.close()

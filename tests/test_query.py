@@ -214,7 +214,7 @@ def test_summaries_newest_first(indexed_store: Store) -> None:
     hits = summaries(indexed_store, Filters(resolve_scope(indexed_store, "global")), limit=100).hits
     assert {h.kind for h in hits} == {"compaction", "branch_summary"}
     assert len({h.entry_id for h in hits}) >= 12
-    times = [h.ts for h in hits]
+    times = [h.ts or 0 for h in hits]
     assert times == sorted(times, reverse=True)
 
 

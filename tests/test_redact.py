@@ -98,7 +98,7 @@ def test_recall_and_false_positives() -> None:
 
 
 def test_every_rule_kind_is_exercised() -> None:
-    seen = set()
+    seen: set[str] = set()
     for case in POSITIVES:
         seen.update(h.kind for h in redact_with_hits(case["text"])[1])
     # Only the aliases of the authorization rule (by scheme) may go unseen.
@@ -420,7 +420,8 @@ def test_secret_spans_are_what_redact_replaces() -> None:
             spans = secret_spans(text)
             assert spans == sorted(spans)
             assert all(a < b <= c for (a, b, _), (c, _, _) in zip(spans, spans[1:], strict=False))
-            masked, last = [], 0
+            masked: list[str] = []
+            last = 0
             for s, e, kind in spans:
                 assert 0 <= s < e <= len(text) and kind in R.KINDS
                 masked += (text[last:s], f"[REDACTED:{kind}]")

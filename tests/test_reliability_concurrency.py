@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -135,7 +136,7 @@ def run_concurrently(tmp_path: Path, seconds: float, seed: int) -> dict:
     assert run_cli(db, root, "index").clean()  # the DB exists before the readers start
     writers_stop, stop = threading.Event(), threading.Event()
     writer = Writer(root / FOLDER, writers_stop, seed)
-    stats = {"index_runs": 0, "reads_ok": 0, "reads_other": 0, "searches": 0, "cli_reads": 0}
+    stats: dict[str, Any] = {"index_runs": 0, "reads_ok": 0, "reads_other": 0, "searches": 0, "cli_reads": 0}
 
     def verify(entry_id: str, answer: dict) -> None:
         assert answer["status"] in ("ok", "not_found", "unavailable"), answer

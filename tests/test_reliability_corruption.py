@@ -26,7 +26,7 @@ from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree, entry_rows
 from tests.reliability_helpers import CLI, integrity, row_vocab, run_cli
 
-QUERIES = (["rate", "limit", "token"], [])  # [] = newest entries
+QUERIES: tuple[list[str], ...] = (["rate", "limit", "token"], [])  # [] = newest entries
 PAGE = 4096
 WARNING = "journal-index: warning: index "
 

@@ -152,7 +152,7 @@ def test_hostile_files_in_the_roots(tmp_path: Path) -> None:
     (folder / "binary.jsonl").write_bytes(bytes(rng.getrandbits(8) for _ in range(200_000)))
     os.mkfifo(folder / "fifo.jsonl")  # opening it for reading would block forever
     sock = socket.socket(socket.AF_UNIX)
-    sock_path = folder / "sock.jsonl"
+    sock_path: Path | None = folder / "sock.jsonl"
     try:
         sock.bind(str(sock_path))
     except OSError:

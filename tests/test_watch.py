@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import apsw
 import orjson
@@ -53,8 +54,9 @@ def matches(db: Path, word: str) -> int:
     conn = apsw.Connection(str(db))
     conn.set_busy_timeout(5000)
     try:
-        return int(conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
-                                (f'"{word}"',)).fetchone()[0])
+        count: Any = conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
+                                  (f'"{word}"',)).fetchall()[0][0]
+        return int(count)
     except apsw.SQLError:  # the schema is not there yet
         return 0
     finally:
@@ -121,7 +123,7 @@ def test_watch_follows_appends_and_new_folders_and_stops_cleanly(tmp_path, root)
     assert "longest write transaction" in text
     conn = apsw.Connection(str(db))
     try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     finally:
         conn.close()
     assert entry_rows(db, root) == scratch_rows(tmp_path, root)
@@ -165,7 +167,7 @@ def test_watch_serves_events_but_does_not_backfill_while_another_holds_the_lease
             stop(proc, log)
     store = open_store(str(db))
     try:
-        assert store.get_meta(backfill.LEASE_KEY).startswith("elsewhere:")  # not ours to release
+        assert (store.get_meta(backfill.LEASE_KEY) or "").startswith("elsewhere:")  # not ours to release
     finally:
         store.close()
 
