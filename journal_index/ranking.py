@@ -275,7 +275,7 @@ def _lexicon() -> synonyms.Lexicon:
 
 
 EXPLAIN_WORDS = frozenset({"how", "why"})
-EXPLAIN_TOOL_WEIGHT = 0.5  # "how did we…", "why…": an explanation is said, not printed by a tool
+EXPLAIN_TOOL_WEIGHT = 0.3  # "how did we…", "why…": an explanation is said, not printed by a tool
 
 
 # "what did `alembic heads` print", "what does settings.json contain": the answer is a tool's
@@ -438,6 +438,11 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
     return _one_per_entry(head + [h for h in tail if h not in added])
 
 
+# A summary is written after the turns it sums up, so it is always newer than the statement it
+# repeats: asked for now, the statements close to the best come newest first, and it after them.
+SUMMARIES = frozenset({"compaction", "branch_summary"})
+
+
 def newest_first_among_the_best(ranked: list[Hit], now_strength: float) -> list[Hit]:
     """For a question about the current state: of the candidates scoring close to the best, the
     newest first (a fact changed; its latest statement is the answer). How close depends on
@@ -446,8 +451,9 @@ def newest_first_among_the_best(ranked: list[Hit], now_strength: float) -> list[
         return ranked
     share = 1 - (1 - FRESH_KEEP) * now_strength
     best = max(h.score for h in ranked)
-    good = [h for h in ranked if h.score >= share * best]
-    return sorted(good, key=lambda h: -(h.ts or 0)) + [h for h in ranked if h.score < share * best]
+    good = [h for h in ranked if h.score >= share * best and h.kind not in SUMMARIES]
+    moved = {id(h) for h in good}
+    return sorted(good, key=lambda h: -(h.ts or 0)) + [h for h in ranked if id(h) not in moved]
 
 
 def match_quality(hits: list[Hit]) -> tuple[str, str | None]:

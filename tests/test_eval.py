@@ -19,9 +19,9 @@ NEW_CLASSES = ("facts_changed", "phrase", "tool_context", "precision", "paraphra
 # corpus -> (recall@1, recall@5, MRR), rounded down from what the ranking reaches now (the
 # baseline before the ranking work is in tests/eval/README.md); raise them, never lower them.
 FLOORS: dict[str, tuple[float, float, float] | None] = {
-    "fixtures": (0.82, 0.95, 0.88),
+    "fixtures": (0.83, 0.95, 0.88),
     "eval": (0.83, 0.91, 0.86),
-    "pi-shared": (0.65, 0.92, 0.76),
+    "pi-shared": (0.73, 0.92, 0.80),
     "claude": (0.70, 0.95, 0.79),
     "codex": (0.65, 0.95, 0.77),
 }

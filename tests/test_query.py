@@ -401,6 +401,25 @@ def test_what_a_command_printed_is_its_output(store: Store, tmp_path: Path) -> N
     assert [h.entry_id for h in hits][:1] == ["cc000003"]
 
 
+def test_a_summary_is_not_the_current_state_for_being_newest(store: Store, tmp_path: Path) -> None:
+    """Asked for now, the newest statement comes first; a compaction summary is always newer than
+    the turns it sums up, so it does not come before the statement it repeats."""
+    path = tmp_path / "s" / "--w--" / "d.jsonl"
+    _session(path, [
+        ("dd000001", "assistant", "The nightly export timeout is 900 seconds."),
+        ("dd000002", "assistant", "Raised the nightly export timeout to 3600 seconds."),
+    ])
+    summary = {"type": "compaction", "id": "dd000003", "parentId": "dd000002", "timestamp": "2026-09-01T10:05:00.000Z",
+               "summary": "## Done\nRaised the nightly export timeout.", "firstKeptEntryId": "dd000002",
+               "tokensBefore": 50000}
+    with path.open("a") as handle:
+        handle.write(json.dumps(summary) + "\n")
+    index_file(store, path)
+    hits = search(store, "what is the nightly export timeout now", Filters(resolve_scope(store, "global")),
+                  now=0).hits
+    assert [h.entry_id for h in hits] == ["dd000002", "dd000001", "dd000003"]
+
+
 @pytest.mark.parametrize("question, strength", [
     ("what is the staging url now", 1.0),
     ("which day do we deploy", ranking.IMPLICIT_NOW),
