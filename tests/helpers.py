@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,22 @@ def relative_rows(db: str | Path, root: Path) -> list[tuple[Any, ...]]:
     finally:
         conn.close()
     return [*sorted((os.path.relpath(str(p), root), *rest) for p, *rest in rows), ("fts-rows", terms)]
+
+
+def journal_in_index(db: str | Path, path: Path) -> tuple[Counter[str], tuple[Any, ...]]:
+    """One journal as the index file ``db`` holds it: its entries per kind, and its (format,
+    session id, cwd)."""
+    import apsw
+
+    conn = apsw.Connection(str(db))
+    try:
+        kinds: list[Any] = conn.execute(
+            "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ? "
+            "GROUP BY e.kind", (str(path),)).fetchall()
+        header = conn.execute("SELECT format, session_id, cwd FROM files WHERE path = ?", (str(path),)).fetchall()
+    finally:
+        conn.close()
+    return Counter(dict(kinds)), tuple(header[0])
 
 
 def scratch_rows(tmp_path: Path, root: Path) -> list[tuple[Any, ...]]:

@@ -22,6 +22,7 @@ from journal_index.formats import AgentHints, Entry, Root, SessionName, Skip, To
 from journal_index.indexer import index_file
 from journal_index.store import Store
 from tests.agent_homes import AGENT_FIXTURES, cli_json, home_env, place_claude, place_fixtures
+from tests.helpers import journal_in_index
 from tests.shared_data import agent_journals
 
 SESSION = "b4bfcc52-ce4c-440e-9fda-87887ce88c5e"
@@ -412,22 +413,11 @@ def real_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 def test_real_transcripts_index_exactly_the_expected_entries(real_home: tuple[Path, dict[str, str],
                                                                               dict[Path, Path]]) -> None:
-    import apsw
-
     _home, env, placed = real_home
-    conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
-    try:
-        for source, path in placed.items():
-            kinds: list[Any] = conn.execute(
-                "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ? "
-                "GROUP BY e.kind", (str(path),)).fetchall()
-            got = Counter(dict(kinds))
-            assert got == expected_claude_counts(source), source.name
-            fmt, session, cwd = conn.execute("SELECT format, session_id, cwd FROM files WHERE path = ?",
-                                             (str(path),)).fetchall()[0]
-            assert (fmt, session) == ("claude", path.stem) and cwd
-    finally:
-        conn.close()
+    for source, path in placed.items():
+        got, (fmt, session, cwd) = journal_in_index(env["JOURNAL_INDEX_DB"], path)
+        assert got == expected_claude_counts(source), source.name
+        assert (fmt, session) == ("claude", path.stem) and cwd
     assert sum(sum(expected_claude_counts(s).values()) for s in placed) == 313
 
 

@@ -20,7 +20,7 @@ from journal_index.formats import AgentHints, Entry, Root, Skip, ToolCall, choos
 from journal_index.indexer import index_file
 from journal_index.store import Store
 from tests.agent_homes import AGENT_FIXTURES, cli_json, home_env, place_codex, place_fixtures
-from tests.helpers import index_tokens, vocabulary
+from tests.helpers import index_tokens, journal_in_index, vocabulary
 from tests.shared_data import agent_journals
 
 THREAD = "01a22c76-6998-7b11-95c7-4da2b38f04d5"
@@ -397,22 +397,11 @@ def _session_of(source: Path) -> str:
 
 def test_real_rollouts_index_exactly_the_expected_entries(real_home: tuple[Path, dict[str, str],
                                                                            dict[Path, Path]]) -> None:
-    import apsw
-
     _home, env, placed = real_home
-    conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
-    try:
-        for source, path in placed.items():
-            kinds: list[Any] = conn.execute(
-                "SELECT e.kind, count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ? "
-                "GROUP BY e.kind", (str(path),)).fetchall()
-            got = Counter(dict(kinds))
-            assert got == expected_codex_counts(source), source.name
-            fmt, session, cwd = conn.execute("SELECT format, session_id, cwd FROM files WHERE path = ?",
-                                             (str(path),)).fetchall()[0]
-            assert (fmt, session, cwd) == ("codex", _session_of(source), "/home/entity/projects/EntityProcess/agentv")
-    finally:
-        conn.close()
+    for source, path in placed.items():
+        got, (fmt, session, cwd) = journal_in_index(env["JOURNAL_INDEX_DB"], path)
+        assert got == expected_codex_counts(source), source.name
+        assert (fmt, session, cwd) == ("codex", _session_of(source), "/home/entity/projects/EntityProcess/agentv")
     assert sum(sum(expected_codex_counts(s).values()) for s in placed) == 649
 
 
