@@ -14,9 +14,14 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import apsw
+from click.testing import CliRunner
+
+from journal_index.cli import cli
 from tests.conftest import FIXTURES
 
 AGENT_FIXTURES = FIXTURES / "agents"
@@ -77,3 +82,43 @@ def cli_json(env: dict[str, str], *args: str) -> Any:
                           text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=env["HOME"])
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+RealHome = tuple[Path, dict[str, str], dict[Path, Path]]
+
+
+def index_real_home(tmp: Path, place: Callable[[Path, list[Path]], dict[Path, Path]],
+                    journals: list[Path]) -> RealHome:
+    """Lay ``journals`` out in a home as their agent does and index it with the CLI: the home,
+    the environment of a process using it, and where each source journal was placed."""
+    home = tmp / "home"
+    placed = place(home, journals)
+    env = home_env(home, tmp / "index.db")
+    report = cli_json(env, "index")
+    assert report["errors"] == [] and report["files"] == len(placed) and report["ignoredFiles"] == 0
+    return home, env, placed
+
+
+def assert_reads_and_finds(env: dict[str, str], agent: str, phrases: dict[str, str]) -> None:
+    """Every indexed entry reads back verified as ``agent``'s, and each phrase (words -> the
+    session id that holds them) is found in that session. The caller points HOME at the home."""
+    db = env["JOURNAL_INDEX_DB"]
+    conn = apsw.Connection(db)
+    try:
+        ids = [row[0] for row in conn.execute("SELECT entry_id FROM entries ORDER BY rowid")]
+    finally:
+        conn.close()
+    runner = CliRunner()
+    for entry_id in ids:
+        answer = json.loads(runner.invoke(cli, ["--db", db, "read", entry_id, "--scope", "global", "--json"]).output)
+        assert answer["status"] == "ok" and answer["entryId"] == entry_id and answer["agent"] == agent, answer
+    for phrase, session in phrases.items():
+        result = runner.invoke(cli, ["--db", db, "search", *phrase.split(), "--scope", "global", "--json"])
+        sessions = {hit["sessionId"] for hit in json.loads(result.output)["results"]}
+        assert session in sessions, (phrase, sessions)
+
+
+def assert_agent_status(env: dict[str, str], agent: str, sessions: int, entries: int) -> None:
+    """`status --json` counts ``agent``'s sessions and entries."""
+    by_agent = cli_json(env, "status")["byAgent"][agent]
+    assert (by_agent["sessions"], by_agent["entries"]) == (sessions, entries)

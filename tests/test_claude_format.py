@@ -13,15 +13,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from journal_index.cli import cli
 from journal_index.entry_text import entry_text
 from journal_index.extract import Extractor
 from journal_index.formats import AgentHints, Entry, Root, SessionName, Skip, ToolCall, choose_format, claude
 from journal_index.indexer import index_file
 from journal_index.store import Store
-from tests.agent_homes import AGENT_FIXTURES, cli_json, home_env, place_claude, place_fixtures
+from tests.agent_homes import (
+    AGENT_FIXTURES,
+    RealHome,
+    assert_agent_status,
+    assert_reads_and_finds,
+    index_real_home,
+    place_claude,
+    place_fixtures,
+)
 from tests.helpers import journal_in_index
 from tests.shared_data import agent_journals
 
@@ -401,18 +407,11 @@ KNOWN_PHRASES = {
 
 
 @pytest.fixture(scope="module")
-def real_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], dict[Path, Path]]:
-    tmp = tmp_path_factory.mktemp("claude-real")
-    home = tmp / "home"
-    placed = place_claude(home, agent_journals("claude-code"))
-    env = home_env(home, tmp / "index.db")
-    report = cli_json(env, "index")
-    assert report["errors"] == [] and report["files"] == len(placed) and report["ignoredFiles"] == 0
-    return home, env, placed
+def real_home(tmp_path_factory: pytest.TempPathFactory) -> RealHome:
+    return index_real_home(tmp_path_factory.mktemp("claude-real"), place_claude, agent_journals("claude-code"))
 
 
-def test_real_transcripts_index_exactly_the_expected_entries(real_home: tuple[Path, dict[str, str],
-                                                                              dict[Path, Path]]) -> None:
+def test_real_transcripts_index_exactly_the_expected_entries(real_home: RealHome) -> None:
     _home, env, placed = real_home
     for source, path in placed.items():
         got, (fmt, session, cwd) = journal_in_index(env["JOURNAL_INDEX_DB"], path)
@@ -421,36 +420,15 @@ def test_real_transcripts_index_exactly_the_expected_entries(real_home: tuple[Pa
     assert sum(sum(expected_claude_counts(s).values()) for s in placed) == 313
 
 
-def test_real_transcripts_read_back_and_are_found(real_home: tuple[Path, dict[str, str], dict[Path, Path]],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import apsw
-
-    home, env, placed = real_home
+def test_real_transcripts_read_back_and_are_found(real_home: RealHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, env, _placed = real_home
     for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(home))
-    conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
-    try:
-        ids = [row[0] for row in conn.execute("SELECT entry_id FROM entries ORDER BY rowid")]
-    finally:
-        conn.close()
-    runner = CliRunner()
-    db = env["JOURNAL_INDEX_DB"]
-    for entry_id in ids:
-        result = runner.invoke(cli, ["--db", db, "read", entry_id, "--scope", "global", "--json"])
-        answer = json.loads(result.output)
-        assert answer["status"] == "ok" and answer["entryId"] == entry_id and answer["agent"] == "claude", answer
-    for name, phrase in KNOWN_PHRASES.items():
-        result = runner.invoke(cli, ["--db", db, "search", *phrase.split(), "--scope", "global", "--json"])
-        sessions = {hit["sessionId"] for hit in json.loads(result.output)["results"]}
-        assert Path(name).stem in sessions, (name, sessions)
+    assert_reads_and_finds(env, "claude", {phrase: Path(name).stem for name, phrase in KNOWN_PHRASES.items()})
 
 
-def test_real_transcripts_per_agent_status(real_home: tuple[Path, dict[str, str], dict[Path, Path]]) -> None:
+def test_real_transcripts_per_agent_status(real_home: RealHome) -> None:
     _home, env, placed = real_home
-    status = cli_json(env, "status")
-    if "byAgent" not in status:
-        pytest.skip("status --json has no per-agent counts yet")
-    assert status["byAgent"]["claude"]["sessions"] == len(placed)
-    assert status["byAgent"]["claude"]["entries"] == sum(sum(expected_claude_counts(s).values()) for s in placed)
+    assert_agent_status(env, "claude", len(placed), sum(sum(expected_claude_counts(s).values()) for s in placed))
 

@@ -12,14 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from journal_index.cli import cli
 from journal_index.extract import Extractor
 from journal_index.formats import AgentHints, Entry, Root, Skip, ToolCall, choose_format, codex, synthetic_id
 from journal_index.indexer import index_file
 from journal_index.store import Store
-from tests.agent_homes import AGENT_FIXTURES, cli_json, home_env, place_codex, place_fixtures
+from tests.agent_homes import (
+    AGENT_FIXTURES,
+    RealHome,
+    assert_agent_status,
+    assert_reads_and_finds,
+    index_real_home,
+    place_codex,
+    place_fixtures,
+)
 from tests.helpers import index_tokens, journal_in_index, vocabulary
 from tests.shared_data import agent_journals
 
@@ -381,22 +387,15 @@ KNOWN_PHRASES = {
 
 
 @pytest.fixture(scope="module")
-def real_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], dict[Path, Path]]:
-    tmp = tmp_path_factory.mktemp("codex-real")
-    home = tmp / "home"
-    placed = place_codex(home, agent_journals("codex"))
-    env = home_env(home, tmp / "index.db")
-    report = cli_json(env, "index")
-    assert report["errors"] == [] and report["files"] == len(placed) and report["ignoredFiles"] == 0
-    return home, env, placed
+def real_home(tmp_path_factory: pytest.TempPathFactory) -> RealHome:
+    return index_real_home(tmp_path_factory.mktemp("codex-real"), place_codex, agent_journals("codex"))
 
 
 def _session_of(source: Path) -> str:
     return str(json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"])
 
 
-def test_real_rollouts_index_exactly_the_expected_entries(real_home: tuple[Path, dict[str, str],
-                                                                           dict[Path, Path]]) -> None:
+def test_real_rollouts_index_exactly_the_expected_entries(real_home: RealHome) -> None:
     _home, env, placed = real_home
     for source, path in placed.items():
         got, (fmt, session, cwd) = journal_in_index(env["JOURNAL_INDEX_DB"], path)
@@ -405,41 +404,21 @@ def test_real_rollouts_index_exactly_the_expected_entries(real_home: tuple[Path,
     assert sum(sum(expected_codex_counts(s).values()) for s in placed) == 649
 
 
-def test_real_rollouts_read_back_and_are_found(real_home: tuple[Path, dict[str, str], dict[Path, Path]],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import apsw
-
+def test_real_rollouts_read_back_and_are_found(real_home: RealHome, monkeypatch: pytest.MonkeyPatch) -> None:
     home, env, placed = real_home
     for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(home))
-    conn = apsw.Connection(env["JOURNAL_INDEX_DB"])
-    try:
-        ids = [row[0] for row in conn.execute("SELECT entry_id FROM entries ORDER BY rowid")]
-    finally:
-        conn.close()
-    runner = CliRunner()
-    db = env["JOURNAL_INDEX_DB"]
-    for entry_id in ids:
-        answer = json.loads(runner.invoke(cli, ["--db", db, "read", entry_id, "--scope", "global", "--json"]).output)
-        assert answer["status"] == "ok" and answer["entryId"] == entry_id and answer["agent"] == "codex", answer
     sessions_by_name = {source.name: _session_of(source) for source in placed}
-    for name, phrase in KNOWN_PHRASES.items():
-        result = runner.invoke(cli, ["--db", db, "search", *phrase.split(), "--scope", "global", "--json"])
-        sessions = {hit["sessionId"] for hit in json.loads(result.output)["results"]}
-        assert sessions_by_name[name] in sessions, (name, sessions)
+    assert_reads_and_finds(env, "codex", {phrase: sessions_by_name[name] for name, phrase in KNOWN_PHRASES.items()})
 
 
-def test_real_rollouts_per_agent_status(real_home: tuple[Path, dict[str, str], dict[Path, Path]]) -> None:
+def test_real_rollouts_per_agent_status(real_home: RealHome) -> None:
     _home, env, placed = real_home
-    status = cli_json(env, "status")
-    if "byAgent" not in status:
-        pytest.skip("status --json has no per-agent counts yet")
-    assert status["byAgent"]["codex"]["sessions"] == len(placed)
-    assert status["byAgent"]["codex"]["entries"] == sum(sum(expected_codex_counts(s).values()) for s in placed)
+    assert_agent_status(env, "codex", len(placed), sum(sum(expected_codex_counts(s).values()) for s in placed))
 
 
-def test_the_human_words_are_indexed_once(real_home: tuple[Path, dict[str, str], dict[Path, Path]]) -> None:
+def test_the_human_words_are_indexed_once(real_home: RealHome) -> None:
     """0.14x writes a prompt as a user message item and as a user_message event: one entry."""
     from journal_index.store import open_store
 
