@@ -81,14 +81,18 @@ def start_watch(db: Path, root: Path, log: Path, *extra: str) -> subprocess.Pope
     )
 
 
-def stop(proc: subprocess.Popen, log: Path) -> None:
-    proc.send_signal(signal.SIGTERM)
+def exit_code(proc: subprocess.Popen) -> int:
+    """The process's exit code; killed (and the test failed) if it is still running at DEADLINE."""
     try:
-        code = proc.wait(timeout=DEADLINE)
+        return proc.wait(timeout=DEADLINE)
     except subprocess.TimeoutExpired:
         proc.kill()
         raise
-    assert code == 0, log.read_text()
+
+
+def stop(proc: subprocess.Popen, log: Path) -> None:
+    proc.send_signal(signal.SIGTERM)
+    assert exit_code(proc) == 0, log.read_text()
 
 
 def test_watch_follows_appends_and_new_folders_and_stops_cleanly(tmp_path, root):
@@ -221,11 +225,7 @@ def test_a_second_ctrl_c_stops_at_once_and_still_gives_the_lease_back(tmp_path, 
     proc.send_signal(signal.SIGINT)
     time.sleep(gap)
     proc.send_signal(signal.SIGINT)
-    try:
-        code = proc.wait(timeout=DEADLINE)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
+    code = exit_code(proc)
     text = log.read_text()
     assert code in (0, 130), text  # 130 when the second one cut the journal short
     assert "Aborted" not in text and "Traceback" not in text, text
