@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -88,33 +89,34 @@ def _first_cwd(data: bytes) -> str:
     return "/home/bench"
 
 
-def place_claude(home: Path, size_bytes: int) -> Root:
-    """Real Claude Code transcripts, copied under ``home/.claude/projects`` until ``size_bytes``."""
-    sources = sorted((shared_dir() / _MARKER / "claude-code").glob("*.jsonl"))
-    root = home / ".claude" / "projects"
+def _copies(agent: str, size_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(copy number, bytes) of the shared real journals of ``agent``, in turn, until ``size_bytes``."""
+    sources = sorted((shared_dir() / _MARKER / agent).glob("*.jsonl"))
     written, n = 0, 0
     while written < size_bytes:
-        source = sources[n % len(sources)]
-        data = source.read_bytes()
+        data = sources[n % len(sources)].read_bytes()
+        yield n, data
+        written += len(data)
+        n += 1
+
+
+def place_claude(home: Path, size_bytes: int) -> Root:
+    """Real Claude Code transcripts, copied under ``home/.claude/projects`` until ``size_bytes``."""
+    root = home / ".claude" / "projects"
+    for n, data in _copies("claude-code", size_bytes):
         old = orjson.loads(next(line for line in data.splitlines() if b'"sessionId"' in line))["sessionId"]
         new = _new_uuid(f"claude:{n}:{old}")
         data = data.replace(old.encode(), new.encode())
         folder = root / re.sub(r"[^A-Za-z0-9]", "-", _first_cwd(data))
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{new}.jsonl").write_bytes(data)
-        written += len(data)
-        n += 1
     return Root(root, "claude")
 
 
 def place_codex(home: Path, size_bytes: int) -> Root:
     """Real Codex CLI rollouts, copied under ``home/.codex/sessions/YYYY/MM/DD`` until ``size_bytes``."""
-    sources = sorted((shared_dir() / _MARKER / "codex").glob("*.jsonl"))
     root = home / ".codex" / "sessions"
-    written, n = 0, 0
-    while written < size_bytes:
-        source = sources[n % len(sources)]
-        data = source.read_bytes()
+    for n, data in _copies("codex", size_bytes):
         meta = orjson.loads(data.split(b"\n", 1)[0])["payload"]
         new = _new_uuid(f"codex:{n}:{meta['id']}")
         data = data.replace(meta["id"].encode(), new.encode())
@@ -122,8 +124,6 @@ def place_codex(home: Path, size_bytes: int) -> Root:
         folder = root / stamp[:4] / stamp[5:7] / stamp[8:10]
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"rollout-{stamp}-{new}.jsonl").write_bytes(data)
-        written += len(data)
-        n += 1
     return Root(root, "codex")
 
 
