@@ -7,12 +7,19 @@ does not index yet is skipped, with the reason.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from journal_index.indexer import index_file
+from journal_index.query import Filters, Reader, search
+from journal_index.scope import resolve_scope
+from journal_index.store import Store
 from tests.eval.check_questions import check
 from tests.eval.corpora import EVAL_SESSIONS, corpora, load_all_questions
 from tests.eval.make_eval_sessions import build
-from tests.eval.run_eval import evaluate_corpus, registered_format
+from tests.eval.run_eval import _call_shown_whole, evaluate_corpus, registered_format
 
 NEW_CLASSES = ("facts_changed", "phrase", "tool_context", "precision", "paraphrase")
 
@@ -65,3 +72,28 @@ def test_eval_corpus_meets_its_floor(name: str) -> None:
     assert result.recall_at_5 >= r5, result.misses
     assert result.recall_at_1 >= r1, result.misses
     assert result.mrr >= mrr, result.misses
+
+
+def test_a_result_answers_for_its_call_only_when_it_shows_the_call_whole(store: Store, tmp_path: Path) -> None:
+    """Search shows a call once, as its result led by the call; a question naming the call as an
+    answer is answered by that result only if every argument of the call is shown with it."""
+    lines = [{"type": "session", "version": 3, "id": "x", "timestamp": "2026-09-01T10:00:00.000Z", "cwd": "/w"}]
+    for n, content in ((1, "short note: 声调 fixed"), (2, "long note: 声调 fixed " + "x" * 400)):
+        lines.append({"type": "message", "id": f"call{n}", "parentId": None,
+                      "timestamp": f"2026-09-01T10:00:0{2 * n}.000Z",
+                      "message": {"role": "assistant", "content": [
+                          {"type": "toolCall", "id": f"c{n}", "name": "write",
+                           "arguments": {"path": f"note{n}.md", "content": content}}]}})
+        lines.append({"type": "message", "id": f"result{n}", "parentId": f"call{n}",
+                      "timestamp": f"2026-09-01T10:00:0{2 * n + 1}.000Z",
+                      "message": {"role": "toolResult", "toolCallId": f"c{n}", "toolName": "write", "isError": False,
+                                  "content": [{"type": "text", "text": f"Successfully wrote to note{n}.md"}]}})
+    path = tmp_path / "s" / "--w--" / "x.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    index_file(store, path)
+    hits = {h.entry_id: h for h in search(store, "note1 note2", Filters(resolve_scope(store, "global")), now=0).hits}
+    reader = Reader(store)
+    call_offset = path.read_bytes().index(b'{"type": "message", "id": "call1"')
+    assert _call_shown_whole(reader, hits["result1"]) == ("call1", call_offset)
+    assert _call_shown_whole(reader, hits["result2"]) is None  # its content is cut from what the hit shows

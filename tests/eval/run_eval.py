@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import journal_index.formats
-from journal_index.formats import get_format
+from journal_index.extract import find_call
+from journal_index.formats import Entry, get_format
+from journal_index.hits import Hit
 from journal_index.indexer import discover, index_file, index_files
-from journal_index.query import Filters, search
+from journal_index.query import Filters, Reader, search
 from journal_index.scope import resolve_scope
 from journal_index.store import Store, open_store
 from tests.eval.corpora import EVAL_NOW_MS, Corpus, corpora, load_all_questions, load_questions
@@ -181,14 +183,54 @@ def _answers(expected: Iterable[Any]) -> tuple[set[str], set[tuple[str, int]]]:
     return ids, lines
 
 
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _call_shown_whole(reader: Reader, hit: Hit) -> tuple[str, int] | None:
+    """For a tool result whose hit shows its call whole (the tool's name and every argument), the
+    call's entry id and byte offset; else None. Search shows a call once, as its result led by
+    the call, so such a result answers for a call named as an answer."""
+    if hit.link_offset is None or hit.link_length is None:
+        return None
+    fmt = get_format(hit.format)
+    with open(hit.path, "rb") as handle:
+        handle.seek(hit.offset)
+        result = fmt.parse_line(handle.read(hit.length), hit.offset)
+        handle.seek(hit.link_offset)
+        call_line = handle.read(hit.link_length)
+    if not isinstance(result, Entry) or not result.answers:
+        return None
+    site = find_call(fmt, result.answers, call_line, hit.link_offset)
+    caller = fmt.parse_line(call_line, hit.link_offset)
+    shown = reader.verified_text(hit)
+    if site is None or not isinstance(caller, Entry) or shown is None:
+        return None
+    flat = " ".join(shown.split())
+    if all(" ".join(s.split()) in flat for s in _strings(site.call.arguments)):
+        return caller.entry_id, hit.link_offset
+    return None
+
+
 def rank_of(store: Store, q: dict[str, Any], now_ms: int, where: Built | None = None) -> Rank:
     scope = resolve_scope(store, q.get("scope") or "global", q.get("cwd") or "/")
     hits = search(store, q["query"], Filters(scope), limit=TOP, now=now_ms).hits
     ids, lines = _answers(q["expected"])
+    reader = Reader(store)
     for i, hit in enumerate(hits, 1):
         if hit.entry_id in ids:
             return i
         if lines and where is not None and where.locate(hit.path, hit.offset) in lines:
+            return i
+        call = _call_shown_whole(reader, hit)
+        if call is not None and (call[0] in ids or (where is not None and where.locate(hit.path, call[1]) in lines)):
             return i
     return None
 
