@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from journal_index.config import now_ms
-from journal_index.entry_text import entry_text, searchable_text
+from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.extract import find_call
 from journal_index.formats import SUMMARY_KINDS, Entry, Root, ToolCall, get_format
@@ -112,9 +112,31 @@ class Reader:
         try:
             with open_journal(path) as handle:
                 parsed = self._entry(handle.fileno(), path, hit)
+                if parsed is None:
+                    return None
+                # A result's words include its call's (the index and the hit show them together):
+                # "what did alembic heads print" names the call, not the output.
+                lead = ""
+                if hit.link_offset is not None and hit.link_length is not None and parsed.answers:
+                    call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
+                    site = find_call(get_format(hit.format), parsed.answers, call_line, hit.link_offset)
+                    lead = call_summary(site.call) + "\n" if site is not None else ""
         except OSError:
             return None
-        return None if parsed is None else parsed.text[:limit]
+        return (lead + parsed.text)[:limit]
+
+    def said_text(self, hit: Hit) -> str | None:
+        """What the entry says besides its tool calls and their output (unredacted, for re-ranking
+        only), or None if the line is not it."""
+        path = self.resolve(hit.path)
+        if path is None:
+            return None
+        try:
+            with open_journal(path) as handle:
+                parsed = self._entry(handle.fileno(), path, hit)
+        except OSError:
+            return None
+        return None if parsed is None else "\n".join(parsed.parts)
 
     def forget(self) -> None:
         """Drop the lines read so far (a journal was reindexed after a rewrite)."""
@@ -190,7 +212,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
     for attempt in (0, 1):
         if groups:
             ranked = rank(store, groups, filters, limit, now if now is not None else now_ms(), reader.tokenize)
-            ranked = rerank(store, ranked, query or "", groups, reader.tokenize, reader.scoring_text)
+            ranked = rerank(store, ranked, query or "", groups, reader.tokenize, reader.scoring_text, reader.said_text)
             ranked = newest_first_among_the_best(ranked, asks_for_now(query or ""))
         else:
             ranked = _newest(store, filters, limit * 4)

@@ -205,15 +205,16 @@ def asks_for_now(query: str) -> float:
     return IMPLICIT_NOW
 
 
-def _one_per_entry(hits: list[Hit]) -> list[Hit]:
+def _one_per_entry(hits: list[Hit], speaking: set[int] | None = None) -> list[Hit]:
     """One hit per entry id (/fork and branch copies repeat entries under the same id: the
     others are noted on the first), and a call counts once with its result: the result holds
-    the call, so it takes the call's place."""
-    answered = {(h.path, h.link_offset) for h in hits if h.link_offset is not None}
+    the call, so it takes the call's place, unless the entry making the call is in
+    ``speaking`` (it also says something the question asks about; None: keep every call)."""
+    answered = {(h.path, h.link_offset) for h in hits if h.link_offset is not None} if speaking is not None else set()
     first: dict[str, Hit] = {}
     out = []
     for hit in hits:
-        if hit.kind == "assistant" and (hit.path, hit.offset) in answered:
+        if hit.kind == "assistant" and (hit.path, hit.offset) in answered and hit.rowid not in (speaking or ()):
             continue
         kept = first.setdefault(hit.entry_id, hit)
         if kept is hit:
@@ -340,7 +341,7 @@ def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, no
     ranked = sorted(found.values(), key=lambda h: (-h.score, -(h.ts or 0)))
     if len(concepts) < FILL_MIN_GROUPS and any(h.complete for h in ranked):
         ranked = [h for h in ranked if h.complete]  # a single precise word (an identifier) is not padded
-    return _one_per_entry(ranked)
+    return _one_per_entry(ranked, speaking=None)  # calls and results are paired after re-ranking
 
 
 RERANK = 10  # the best this many candidates are re-read and scored on their text (a page shows 8)
@@ -372,6 +373,17 @@ def _pairs(query: str) -> list[str]:
     return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
 
 
+# The first words of a question ("what did…", "is it safe…"), as against words looked up.
+QUESTION_OPENERS = frozenset("what how why when where which who whom whose is are am was were do does did can could "
+                             "should shall will would has have had may might must".split())
+
+
+def is_question(query: str) -> bool:
+    """Whether the query asks something (as against naming what to look up: "日本語", an identifier)."""
+    words = _WORDS.findall(query.lower())
+    return "?" in query or bool(words) and words[0] in QUESTION_OPENERS
+
+
 def _asks(text: str) -> bool:
     """A short message that asks something (it holds a question mark)."""
     return len(text) <= QUESTION_CHARS and "?" in text
@@ -392,18 +404,46 @@ def _reply(store: Store, question: Hit) -> Hit | None:
     return last
 
 
-def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]], tokenize: Tokenize,
-           text_of: Callable[[Hit], str | None]) -> list[Hit]:
-    """The best candidates scored again on their own words: the question's terms close together,
-    and its word pairs as typed ("roll back" is not "roll" and "back" far apart)."""
+def _head(ranked: list[Hit], terms: set[str], tokenize: Tokenize,
+          said_of: Callable[[Hit], str | None]) -> tuple[list[Hit], list[Hit], set[int]]:
+    """The best RERANK candidates, the rest, and the calls kept beside their results. A call
+    whose result is also a candidate gives way to it (the result shows the call), unless what
+    the call's entry says besides the call holds every term of the question ("revoking a
+    revoked token should be 409 Conflict", thought before a call)."""
     from journal_index.excerpt import find_matches
 
-    head, tail = ranked[:RERANK], ranked[RERANK:]
+    answered = {(h.path, h.link_offset) for h in ranked if h.link_offset is not None}
+    head: list[Hit] = []
+    tail: list[Hit] = []
+    speaking: set[int] = set()
+    for hit in ranked:
+        if len(head) < RERANK and hit.kind == "assistant" and (hit.path, hit.offset) in answered:
+            said = said_of(hit)
+            found = {m[2] for m in find_matches(" ".join(said.lower().split()), terms, tokenize)} if said else set()
+            if terms and found >= terms:
+                speaking.add(hit.rowid)
+            else:
+                tail.append(hit)  # dropped with the others by _one_per_entry
+                continue
+        (head if len(head) < RERANK else tail).append(hit)
+    return head, tail, speaking
+
+
+def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]], tokenize: Tokenize,
+           text_of: Callable[[Hit], str | None], said_of: Callable[[Hit], str | None]) -> list[Hit]:
+    """The best candidates scored again on their own words: the question's terms close together,
+    and its word pairs as typed ("roll back" is not "roll" and "back" far apart). ``said_of``
+    gives what an entry says besides its tool calls: a call that also says what the question
+    asks about is kept beside its result."""
+    from journal_index.excerpt import find_matches
+
     terms = {t for g in groups if not (len(g) == 1 and g[0].lower() in STOPWORDS) for t in tokenize(" ".join(g))}
+    head, tail, speaking = _head(ranked, terms, tokenize, said_of)
     pairs = _pairs(query)
     # "how did we fix…", "why…": a request found in the journal ("alembic upgrade fails on main")
     # is answered, like a question, by the reply that ends its turn.
     explains = _explains(groups)
+    asked = is_question(query)
     known = {h.rowid: h for h in ranked}
     added: list[Hit] = []
     for hit in head:
@@ -416,9 +456,10 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
             factor += PROXIMITY_WEIGHT * _proximity(find_matches(lowered, terms, tokenize), PROXIMITY_CHARS)
         phrased = sum(1 for p in pairs if p in lowered)
         factor += PHRASE_WEIGHT * phrased
-        # A question quoted word for word is what is looked for; one merely alike asks what its reply says.
+        # Asked, a question quoted word for word is what is looked for; one merely alike asks what its
+        # reply says. Words looked up ask for the entry holding them.
         asks = _asks(text) or (explains and len(text) <= QUESTION_CHARS)
-        if hit.kind == "user" and asks and not (pairs and phrased == len(pairs)):
+        if hit.kind == "user" and asks and asked and not (pairs and phrased == len(pairs)):
             reply = _reply(store, hit)
             if reply is not None:
                 share = hit.score * factor * ANSWER_SHARE
@@ -435,7 +476,7 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
             factor *= QUESTION_WEIGHT
         hit.score *= factor
     head = sorted(head + added, key=lambda h: -h.score)
-    return _one_per_entry(head + [h for h in tail if h not in added])
+    return _one_per_entry(head + [h for h in tail if h not in added], speaking)
 
 
 # A summary is written after the turns it sums up, so it is always newer than the statement it
@@ -451,9 +492,14 @@ def newest_first_among_the_best(ranked: list[Hit], now_strength: float) -> list[
         return ranked
     share = 1 - (1 - FRESH_KEEP) * now_strength
     best = max(h.score for h in ranked)
-    good = [h for h in ranked if h.score >= share * best and h.kind not in SUMMARIES]
+    # Asked outright ("now", "latest"), a summary comes after the statements; merely asked in the
+    # present tense, it keeps its place among them.
+    outright = now_strength >= 1.0
+    good = [h for h in ranked if h.score >= share * best and not (outright and h.kind in SUMMARIES)]
     moved = {id(h) for h in good}
-    return sorted(good, key=lambda h: -(h.ts or 0)) + [h for h in ranked if id(h) not in moved]
+    statements = iter(sorted((h for h in good if h.kind not in SUMMARIES), key=lambda h: -(h.ts or 0)))
+    head = [h if h.kind in SUMMARIES else next(statements) for h in good]
+    return head + [h for h in ranked if id(h) not in moved]
 
 
 def match_quality(hits: list[Hit]) -> tuple[str, str | None]:

@@ -420,6 +420,94 @@ def test_a_summary_is_not_the_current_state_for_being_newest(store: Store, tmp_p
     assert [h.entry_id for h in hits] == ["dd000002", "dd000001", "dd000003"]
 
 
+def _append(path: Path, *objects: dict) -> None:
+    with path.open("a") as handle:
+        handle.write("".join(json.dumps(o) + "\n" for o in objects))
+
+
+def _call(entry_id: str, second: int, call_id: str, name: str, arguments: dict, thinking: str = "") -> dict:
+    content = ([{"type": "thinking", "thinking": thinking}] if thinking else []) + [
+        {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}]
+    return {"type": "message", "id": entry_id, "parentId": None, "timestamp": f"2026-09-01T10:00:{second:02d}.000Z",
+            "message": {"role": "assistant", "content": content}}
+
+
+def _result(entry_id: str, second: int, call_id: str, name: str, output: str) -> dict:
+    return {"type": "message", "id": entry_id, "parentId": None, "timestamp": f"2026-09-01T10:00:{second:02d}.000Z",
+            "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": False,
+                        "content": [{"type": "text", "text": output}]}}
+
+
+def test_words_looked_up_find_the_entry_holding_them_not_its_reply(store: Store, tmp_path: Path) -> None:
+    """A question found in the journal is answered by its reply when the query asks something;
+    a query that only names words ("日本語", an identifier) asks for the entry holding them."""
+    _session(tmp_path / "s" / "--w--" / "q.jsonl", [
+        ("qq000001", "user", "CSV export: is DictWriter ok with 日本語? excel showed mojibake last time"),
+        ("qq000002", "assistant", "Write it as utf-8-sig: Excel reads the byte order mark and shows the cards."),
+        ("qq000003", "user", "thanks"),
+    ])
+    index_file(store, tmp_path / "s" / "--w--" / "q.jsonl")
+    scope = resolve_scope(store, "global")
+    assert [h.entry_id for h in search(store, "日本語", Filters(scope), now=0).hits][:1] == ["qq000001"]
+    assert [h.entry_id for h in search(store, "DictWriter mojibake", Filters(scope), now=0).hits][:1] == ["qq000001"]
+    asked = search(store, "why did excel show mojibake for the DictWriter export", Filters(scope), now=0).hits
+    assert [h.entry_id for h in asked][:1] == ["qq000002"]
+
+
+def test_a_result_is_scored_with_the_words_of_its_call(store: Store, tmp_path: Path) -> None:
+    """"what did alembic heads print": the output of the call `alembic heads` (which never says
+    "alembic") comes before a newer output that merely holds the words."""
+    path = tmp_path / "s" / "--w--" / "r.jsonl"
+    _session(path, [("rr000001", "user", "check the migrations")])
+    _append(path,
+            _call("rr000002", 2, "c1", "bash", {"command": "uv run alembic heads"}),
+            _result("rr000003", 3, "c1", "bash", "20260901_tokens (head)\n20260903_watchers (head)\n"),
+            _call("rr000004", 4, "c2", "bash", {"command": "git commit -am 'chore(db): merge'"}),
+            _result("rr000005", 5, "c2", "bash", "[main 5d0e6a1] chore(db): merge alembic heads, print "
+                                                 "the merged revision\n 1 file changed, 24 insertions(+)\n"))
+    index_file(store, path)
+    hits = search(store, "what did alembic heads print", Filters(resolve_scope(store, "global")), now=0).hits
+    assert [h.entry_id for h in hits][:2] == ["rr000003", "rr000005"]
+
+
+def test_a_call_that_says_the_answer_itself_is_kept_beside_its_result(store: Store, tmp_path: Path) -> None:
+    """A call gives way to its result (the result shows the call), unless its entry also says
+    what the question asks about: a thought before the call is a statement of its own."""
+    path = tmp_path / "s" / "--w--" / "t.jsonl"
+    _session(path, [("tt000001", "user", "the token tests")])
+    _append(path,
+            _call("tt000002", 2, "c1", "bash", {"command": "pytest -q tests/test_tokens.py"},
+                  thinking="Revoking an already revoked token should be 409 Conflict."),
+            _result("tt000003", 3, "c1", "bash", "FAILED test_revoke_twice: token revoked twice, 204 != 409 conflict"),
+            _call("tt000004", 4, "c2", "bash", {"command": "pytest -q tests/test_tokens.py -k conflict"}),
+            _result("tt000005", 5, "c2", "bash", "1 passed: revoked token conflict"))
+    index_file(store, path)
+    ids = [h.entry_id for h in search(store, "revokes tokens conflict", Filters(resolve_scope(store, "global")),
+                                      now=0).hits]
+    assert {"tt000002", "tt000003", "tt000005"} <= set(ids)
+    assert "tt000004" not in ids  # a bare call: its result stands for it
+
+
+def _ranked(*hits: tuple[str, str, float, int]) -> list:
+    from journal_index.hits import Hit
+
+    return [Hit(rowid=i, entry_id=entry_id, ts=ts, kind=kind, role=None, tool=None, offset=i, length=1, path="p",
+                session_id="s", cwd="/w", format="pi", score=score)
+            for i, (entry_id, kind, score, ts) in enumerate(hits)]
+
+
+def test_a_summary_keeps_its_place_unless_the_question_asks_for_now_outright() -> None:
+    """Among the candidates close to the best, statements come newest first; a summary keeps its
+    place when the question is merely in the present tense, and follows them when it asks for "now"."""
+    ranked = _ranked(("summary", "compaction", 1.0, 9), ("older", "assistant", 0.95, 1),
+                     ("newer", "assistant", 0.9, 5), ("far", "assistant", 0.1, 8))
+    implicit = ranking.newest_first_among_the_best(ranked, ranking.IMPLICIT_NOW)
+    assert [h.entry_id for h in implicit] == ["summary", "newer", "older", "far"]
+    outright = ranking.newest_first_among_the_best(ranked, 1.0)
+    assert [h.entry_id for h in outright] == ["newer", "older", "summary", "far"]
+    assert ranking.newest_first_among_the_best(ranked, 0.0) == ranked
+
+
 @pytest.mark.parametrize("question, strength", [
     ("what is the staging url now", 1.0),
     ("which day do we deploy", ranking.IMPLICIT_NOW),
