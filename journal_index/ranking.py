@@ -395,11 +395,13 @@ def _reply(store: Store, question: Hit) -> Hit | None:
     rows = store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
                       "WHERE e.file_id = (SELECT file_id FROM entries WHERE rowid = ?) AND e.offset > ? "
                       f"ORDER BY e.offset LIMIT {ANSWER_LOOKAHEAD}", (question.rowid, question.offset))
+    following = hits_of(rows)
+    calls = {h.link_offset for h in following if h.link_offset is not None}  # a call is no reply
     last = None
-    for hit in hits_of(rows):
+    for hit in following:
         if hit.kind == "user":
             break
-        if hit.kind == "assistant":
+        if hit.kind == "assistant" and hit.offset not in calls:
             last = hit
     return last
 

@@ -488,6 +488,21 @@ def test_a_call_that_says_the_answer_itself_is_kept_beside_its_result(store: Sto
     assert "tt000004" not in ids  # a bare call: its result stands for it
 
 
+def test_the_reply_to_a_question_is_what_was_said_not_a_call(store: Store, tmp_path: Path) -> None:
+    """The reply that ends a question's turn is the last thing the agent said, not a tool call
+    made after it (a turn cut short by the end of the journal, or longer than is looked at)."""
+    path = tmp_path / "s" / "--w--" / "e.jsonl"
+    _session(path, [
+        ("ee000001", "user", "why does the nightly export time out?"),
+        ("ee000002", "assistant", "It scans every invoice row without an index; I added one on issued_at."),
+    ])
+    _append(path, _call("ee000003", 3, "c1", "bash", {"command": "uv run pytest -q"}),
+            _result("ee000004", 4, "c1", "bash", "12 passed in 0.4s"))
+    index_file(store, path)
+    hits = search(store, "why did the nightly export time out", Filters(resolve_scope(store, "global")), now=0).hits
+    assert [h.entry_id for h in hits][:1] == ["ee000002"]
+
+
 def _ranked(*hits: tuple[str, str, float, int]) -> list:
     from journal_index.hits import Hit
 
