@@ -190,7 +190,8 @@ PRESENT_WORDS = frozenset({"is", "are", "does", "do", "has", "have", "am"})
 def asks_for_now(query: str) -> float:
     """How strongly a question asks for the current state of something: 1 when it says so
     ("now", "latest", "at the moment"), IMPLICIT_NOW when it is in the present tense (a setting,
-    an owner, a version: what it is today), 0 when it asks about the past."""
+    an owner, a version: what it is today), 0 when it asks about the past or only names what to
+    find ("test_revoke_twice assert 204 == 409": an error is looked up, not a state)."""
     words = _WORDS.findall(query.lower())
     spaced = " " + " ".join(words) + " "
     if any(w in FRESH_WORDS for w in words) or any(f" {p} " in spaced for p in FRESH_PHRASES):
@@ -198,11 +199,7 @@ def asks_for_now(query: str) -> float:
     if any(w in PAST_WORDS for w in words):
         return 0.0
     # "does a failed webhook get retried": the verb is present; "-ed" words then describe.
-    if any(w in PRESENT_WORDS for w in words):
-        return IMPLICIT_NOW
-    if any(w.endswith("ed") and len(w) > 4 for w in words):
-        return 0.0
-    return IMPLICIT_NOW
+    return IMPLICIT_NOW if any(w in PRESENT_WORDS for w in words) else 0.0
 
 
 def _one_per_entry(hits: list[Hit], speaking: set[int] | None = None) -> list[Hit]:
@@ -384,6 +381,13 @@ def is_question(query: str) -> bool:
     return "?" in query or bool(words) and words[0] in QUESTION_OPENERS
 
 
+def _pairs_found(lowered: str, pairs: list[str]) -> int:
+    """How many of the question's word pairs the text holds, looked for in its words alone:
+    "test_revoke_twice" holds "test revoke", "assert 204 == 409" holds "204 409"."""
+    words = " ".join(_WORDS.findall(lowered))
+    return sum(1 for p in pairs if p in words)
+
+
 def _asks(text: str) -> bool:
     """A short message that asks something (it holds a question mark)."""
     return len(text) <= QUESTION_CHARS and "?" in text
@@ -456,7 +460,7 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
         factor = 1.0
         if terms:
             factor += PROXIMITY_WEIGHT * _proximity(find_matches(lowered, terms, tokenize), PROXIMITY_CHARS)
-        phrased = sum(1 for p in pairs if p in lowered)
+        phrased = _pairs_found(lowered, pairs)
         factor += PHRASE_WEIGHT * phrased
         # Asked, a question quoted word for word is what is looked for; one merely alike asks what its
         # reply says. Words looked up ask for the entry holding them.

@@ -503,6 +503,16 @@ def test_the_reply_to_a_question_is_what_was_said_not_a_call(store: Store, tmp_p
     assert [h.entry_id for h in hits][:1] == ["ee000002"]
 
 
+@pytest.mark.parametrize("text, query, found", [
+    ("E   assert 204 == 409", "assert 204 == 409", 2),  # punctuation between typed words
+    ("see test_revoke_twice for it", "test_revoke_twice", 2),
+    ("we rolled it back", "roll back", 0),
+    ("roll-back plan", "roll back plan", 2),
+])
+def test_word_pairs_are_found_across_punctuation(text: str, query: str, found: int) -> None:
+    assert ranking._pairs_found(text.lower(), ranking._pairs(query)) == found
+
+
 def _ranked(*hits: tuple[str, str, float, int]) -> list:
     from journal_index.hits import Hit
 
@@ -530,6 +540,8 @@ def test_a_summary_keeps_its_place_unless_the_question_asks_for_now_outright() -
     ("why did the deploy fail", 0.0),
     ("what was the rate limit", 0.0),
     ("migration rolled back on staging", 0.0),
+    ("test_revoke_twice assert 204 == 409", 0.0),  # words to find, no tense: no state asked for
+    ("staging url", 0.0),
 ])
 def test_what_asks_for_the_current_state(question: str, strength: float) -> None:
     assert ranking.asks_for_now(question) == strength
