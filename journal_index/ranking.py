@@ -388,6 +388,17 @@ def _pairs_found(lowered: str, pairs: list[str]) -> int:
     return sum(1 for p in pairs if p in words)
 
 
+# A sentence that asks to find or check something ("find the biggest stuff in my home") or
+# asks without a question mark ("whats in this token"): its turn ends with what was found.
+_INVESTIGATE = re.compile(r"(?:^|[.!?\n:]\s*)(?:please\s+|can you\s+|pls\s+)?(?:find|check|look|investigate|"
+                          r"figure out|diagnose|debug|see|what's|whats|which|where|why)\b", re.I)
+
+
+def _asks_to_find(text: str) -> bool:
+    """A short message that asks to find out something, with or without a question mark."""
+    return len(text) <= QUESTION_CHARS and bool(_INVESTIGATE.search(text))
+
+
 def _asks(text: str) -> bool:
     """A short message that asks something (it holds a question mark)."""
     return len(text) <= QUESTION_CHARS and "?" in text
@@ -464,7 +475,7 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
         factor += PHRASE_WEIGHT * phrased
         # Asked, a question quoted word for word is what is looked for; one merely alike asks what its
         # reply says. Words looked up ask for the entry holding them.
-        asks = _asks(text) or (explains and len(text) <= QUESTION_CHARS)
+        asks = _asks(text) or _asks_to_find(text) or (explains and len(text) <= QUESTION_CHARS)
         if hit.kind == "user" and asks and asked and not (pairs and phrased == len(pairs)):
             reply = _reply(store, hit)
             if reply is not None:

@@ -513,6 +513,24 @@ def test_word_pairs_are_found_across_punctuation(text: str, query: str, found: i
     assert ranking._pairs_found(text.lower(), ranking._pairs(query)) == found
 
 
+def test_a_request_to_find_something_is_answered_by_what_was_found(store: Store, tmp_path: Path) -> None:
+    """"find the biggest stuff in my home" asks, like a question, for what the turn found; a
+    request to do something ("set the limit to 100") stays the answer itself."""
+    path = tmp_path / "s" / "--w--" / "h.jsonl"
+    _session(path, [
+        ("hh000001", "user", "I'm at 97% disk. find the biggest stuff in my home"),
+        ("hh000002", "assistant", "Most of it is ~/.local/share/containers: 181 GB of podman images."),
+        ("hh000003", "user", "set the upload limit to 100 MB in the server config"),
+        ("hh000004", "assistant", "Done."),
+    ])
+    index_file(store, path)
+    scope = resolve_scope(store, "global")
+    found = search(store, "what was eating all the disk space in my home dir", Filters(scope), now=0).hits
+    assert [h.entry_id for h in found][:1] == ["hh000002"]
+    asked = search(store, "what upload limit did I set in the server config", Filters(scope), now=0).hits
+    assert [h.entry_id for h in asked][:1] == ["hh000003"]
+
+
 def _ranked(*hits: tuple[str, str, float, int]) -> list:
     from journal_index.hits import Hit
 
