@@ -227,7 +227,8 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
     found = synonyms.concepts(groups, _lexicon() if SYNONYMS else None, tokenize)
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
-    intent = asking_now | OUTPUT_WORDS  # what the question asks for, not words of its answer
+    intent = asking_now | OUTPUT_WORDS | (SAY_WORDS if _names_a_thing(groups) else frozenset())
+    # (what the question asks for, not words of its answer)
     meaningful = [c for c in found if not _only(c, intent) and (c.alternatives or not _only(c, STOPWORDS))]
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
@@ -283,8 +284,19 @@ OUTPUT_WORDS = frozenset("print printed prints output outputs return returned re
 OUTPUT_TOOL_WEIGHT = 2.0  # tool output, usually read from the bulk table, then outweighs talk about it
 
 
+# "what does eval-file.schema.ts say": what a file or a command says is its output (what a person
+# said is not).
+SAY_WORDS = frozenset({"say", "says", "said"})
+
+
+def _names_a_thing(groups: list[list[str]]) -> bool:
+    """Whether the question holds an identifier, a file name or a path (a word split in terms)."""
+    return any(len(g) > 1 for g in groups)
+
+
 def _asks_for_output(groups: list[list[str]]) -> bool:
-    return any(len(g) == 1 and g[0].lower() in OUTPUT_WORDS for g in groups)
+    words = {g[0].lower() for g in groups if len(g) == 1}
+    return bool(words & OUTPUT_WORDS) or (bool(words & SAY_WORDS) and _names_a_thing(groups))
 
 
 def _explains(groups: list[list[str]]) -> bool:

@@ -531,6 +531,29 @@ def test_a_request_to_find_something_is_answered_by_what_was_found(store: Store,
     assert [h.entry_id for h in asked][:1] == ["hh000003"]
 
 
+def test_what_a_file_says_is_its_output_what_a_person_said_is_not(store: Store, tmp_path: Path) -> None:
+    """"what does eval-file.schema.ts say" asks for the file as read; "what did marek say" for
+    what was said about him."""
+    path = tmp_path / "s" / "--w--" / "k.jsonl"
+    _session(path, [("kk000001", "user", "open the schema file")])
+    _append(path,
+            _call("kk000002", 2, "c1", "read", {"path": "packages/core/eval-file.schema.ts"}),
+            _result("kk000003", 3, "c1", "read", "/** JSON schema for eval files: one case per entry, used by the "
+                                                 "editor for completion. */\nexport const schema = {}"))
+    _session(tmp_path / "s" / "--w--" / "m.jsonl", [
+        ("mm000001", "user", "marek says the eval-file.schema.ts is still separated from the runtime types; "
+                             "he wants it to stay that way for the editor schema"),
+        ("mm000002", "assistant", "Noted: eval-file.schema.ts stays separate, as marek wants."),
+    ])
+    for name in ("k.jsonl", "m.jsonl"):
+        index_file(store, tmp_path / "s" / "--w--" / name)
+    scope = resolve_scope(store, "global")
+    file_says = search(store, "what does eval-file.schema.ts say it is for", Filters(scope), now=0).hits
+    assert [h.entry_id for h in file_says][:1] == ["kk000003"]
+    person_said = search(store, "what did marek say about the schema", Filters(scope), now=0).hits
+    assert [h.entry_id for h in person_said][:1] in (["mm000001"], ["mm000002"])
+
+
 def _ranked(*hits: tuple[str, str, float, int]) -> list:
     from journal_index.hits import Hit
 
