@@ -362,6 +362,7 @@ QUESTION_WEIGHT = 0.7
 ANSWER_SHARE = 0.9  # of the question's score, given to that reply
 ANSWER_LOOKAHEAD = 60  # entries looked at after the question for the end of its turn
 QUESTION_CHARS = 600
+CALL_NAMED_WEIGHT = 1.5  # asked what a named file or command showed: a result whose call names it
 
 
 def _proximity(matches: list[tuple[int, int, str]], width: int) -> float:
@@ -473,6 +474,9 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
     # is answered, like a question, by the reply that ends its turn.
     explains = _explains(groups)
     asked = is_question(query)
+    # "what did manual_commit_condensation.go show": the output of a call naming that file.
+    output = _asks_for_output(groups)
+    names = {t for g in groups if len(g) > 1 for t in tokenize(" ".join(g))}
     known = {h.rowid: h for h in ranked}
     added: list[Hit] = []
     for hit in head:
@@ -485,6 +489,10 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
             factor += PROXIMITY_WEIGHT * _proximity(find_matches(lowered, terms, tokenize), PROXIMITY_CHARS)
         phrased = _pairs_found(lowered, pairs)
         factor += PHRASE_WEIGHT * phrased
+        if output and names and hit.link_offset is not None:  # a result: its call's summary comes first
+            call = text.split("\n", 1)[0].lower()
+            if {m[2] for m in find_matches(call, names, tokenize)} >= names:
+                factor *= CALL_NAMED_WEIGHT
         # Asked, a question quoted word for word is what is looked for; one merely alike asks what its
         # reply says. Words looked up ask for the entry holding them.
         asks = _asks(text) or _asks_to_find(text) or (explains and len(text) <= QUESTION_CHARS)

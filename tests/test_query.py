@@ -574,6 +574,25 @@ def test_a_summary_keeps_its_place_unless_the_question_asks_for_now_outright() -
     assert ranking.newest_first_among_the_best(ranked, 0.0) == ranked
 
 
+def test_what_a_named_file_showed_is_the_output_of_the_call_naming_it(store: Store) -> None:
+    """"what did deploy.toml show about the port": of two candidates as close to the words, the
+    result of the call that names deploy.toml comes first; asked without naming it, no change."""
+    ranked = _ranked(("said", "user", 1.0, 1), ("output", "tool_result", 0.9, 2))
+    ranked[1].link_offset = 0
+    texts = {"said": "deploy.toml sets the port for the proxy",
+             "output": "read ops/deploy.toml\n[server]\nport = 80"}
+
+    def order(query: str) -> list[str]:
+        for hit, score in zip(ranked, (1.0, 0.9), strict=True):
+            hit.score = score
+        again = ranking.rerank(store, list(ranked), query, query_groups(query), Reader(store).tokenize,
+                               lambda h: texts[h.entry_id], lambda h: None)
+        return [h.entry_id for h in again]
+
+    assert order("what did deploy.toml show about the port") == ["output", "said"]
+    assert order("what did the deploy file show about the port") == ["said", "output"]
+
+
 @pytest.mark.parametrize("question, strength", [
     ("what is the staging url now", 1.0),
     ("which day do we deploy", ranking.IMPLICIT_NOW),
