@@ -300,8 +300,14 @@ def _asks_for_output(groups: list[list[str]]) -> bool:
 
 
 def _explains(groups: list[list[str]]) -> bool:
-    """Whether the question asks how or why (it starts so)."""
-    return any(len(g) == 1 and g[0].lower() in EXPLAIN_WORDS for g in groups[:2])
+    """Whether the question asks how or why (it starts so). "How long did it take" asks for a
+    duration, which tools print (timings, `time`, logs): not an explanation. ("How many" stays
+    one: counts were said more often than printed in the eval, and file reads drowned them.)"""
+    words = [g[0].lower() if len(g) == 1 else "" for g in groups[:3]]
+    for i, word in enumerate(words[:2]):
+        if word in EXPLAIN_WORDS:
+            return not (word == "how" and words[i + 1:i + 2] == ["long"])
+    return False
 
 
 def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, now: int,

@@ -593,6 +593,17 @@ def test_what_a_named_file_showed_is_the_output_of_the_call_naming_it(store: Sto
     assert order("what did the deploy file show about the port") == ["said", "output"]
 
 
+@pytest.mark.parametrize("question, explains", [
+    ("how did we fix the alembic heads", True),
+    ("why was the export slow", True),
+    ("so why did it hang", True),
+    ("how long did Close() take in the debug run", False),  # a duration: printed by tools
+    ("what took so long", False),
+])
+def test_how_and_why_ask_for_an_explanation_how_long_for_a_duration(question: str, explains: bool) -> None:
+    assert ranking._explains(query_groups(question)) is explains
+
+
 @pytest.mark.parametrize("question, strength", [
     ("what is the staging url now", 1.0),
     ("which day do we deploy", ranking.IMPLICIT_NOW),
