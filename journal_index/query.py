@@ -104,8 +104,9 @@ class Reader:
 
 
     def scoring_text(self, hit: Hit, limit: int = 8_000) -> str | None:
-        """The entry's own text, unredacted and cut to ``limit`` characters, for re-ranking only:
-        it never leaves this process (nothing is shown from it). None if the line is not it."""
+        """The entry's text (a result's led by its call's summary, as the hit shows it), unredacted
+        and cut to ``limit`` characters, for re-ranking only: it never leaves this process
+        (nothing is shown from it). None if the line is not it."""
         path = self.resolve(hit.path)
         if path is None:
             return None

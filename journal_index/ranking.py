@@ -19,8 +19,9 @@ Every candidate is scored the same way, whether it holds all of the question or 
 * age: damped over weeks — over days when the question asks for the current state ("now",
   "current", "latest"): facts change, and the newest statement is the answer.
 
-Entries holding every meaningful word come first (they are "complete"); the hint says when
-only some do.
+Entries holding every meaningful word are marked complete; the hint says when only some of
+the hits shown are. The best are then re-read and scored on their words (``rerank``), and for a
+question about the current state put newest first among those close to the best.
 """
 
 from __future__ import annotations
@@ -227,8 +228,8 @@ def _concepts(groups: list[list[str]], stats: _Stats, store: Store, tokenize: To
     fresh = asks_for_now(" ".join(" ".join(g) for g in groups)) >= 1.0
     found = synonyms.concepts(groups, _lexicon() if SYNONYMS else None, tokenize)
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
+    # What the question asks for, not words of its answer:
     intent = asking_now | OUTPUT_WORDS | (SAY_WORDS if _names_a_thing(groups) else frozenset())
-    # (what the question asks for, not words of its answer)
     meaningful = [c for c in found if not _only(c, intent) and (c.alternatives or not _only(c, STOPWORDS))]
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
@@ -284,8 +285,8 @@ OUTPUT_WORDS = frozenset("print printed prints output outputs return returned re
 OUTPUT_TOOL_WEIGHT = 2.0  # tool output, usually read from the bulk table, then outweighs talk about it
 
 
-# "what does eval-file.schema.ts say": what a file or a command says is its output (what a person
-# said is not).
+# "what does eval-file.schema.ts say": what a file (an identifier, a path) says is its output;
+# what a person said is not.
 SAY_WORDS = frozenset({"say", "says", "said"})
 
 
@@ -312,8 +313,8 @@ def _explains(groups: list[list[str]]) -> bool:
 
 def rank(store: Store, groups: list[list[str]], filters: Filters, limit: int, now: int,
          tokenize: Tokenize) -> list[Hit]:
-    """Candidates in rank order: those holding every meaningful word first, then the rest by
-    the same score (most of the question, rare words weighing most)."""
+    """Candidates in rank order, all by the same score (most of the question, rare words
+    weighing most), each marked complete when it holds every meaningful word."""
     stats = _stats(store)
     concepts, fresh = _concepts(groups, stats, store, tokenize)
     total = sum(c.weight for c in concepts) or 1.0
@@ -368,7 +369,7 @@ QUESTION_WEIGHT = 0.7
 ANSWER_SHARE = 0.9  # of the question's score, given to that reply
 ANSWER_LOOKAHEAD = 60  # entries looked at after the question for the end of its turn
 QUESTION_CHARS = 600
-CALL_NAMED_WEIGHT = 1.5  # asked what a named file or command showed: a result whose call names it
+CALL_NAMED_WEIGHT = 1.5  # asked what a named file (identifier, path) showed: a result whose call names it
 
 
 def _proximity(matches: list[tuple[int, int, str]], width: int) -> float:
@@ -523,7 +524,8 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
 
 
 # A summary is written after the turns it sums up, so it is always newer than the statement it
-# repeats: asked for now, the statements close to the best come newest first, and it after them.
+# repeats: asked for now, the statements close to the best come newest first, and it after them
+# (or in its place, when the question is merely in the present tense).
 SUMMARIES = frozenset({"compaction", "branch_summary"})
 
 
