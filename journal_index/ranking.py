@@ -395,10 +395,14 @@ QUESTION_OPENERS = frozenset("what how why when where which who whom whose is ar
                              "should shall will would has have had may might must".split())
 
 
+WH_WORDS = frozenset("what how why when where which who".split())
+
+
 def is_question(query: str) -> bool:
-    """Whether the query asks something (as against naming what to look up: "日本語", an identifier)."""
+    """Whether the query asks something (as against naming what to look up: "日本語", an identifier):
+    a question mark, a question word first, or a wh-word second ("so why did it hang")."""
     words = _WORDS.findall(query.lower())
-    return "?" in query or bool(words) and words[0] in QUESTION_OPENERS
+    return "?" in query or bool(words) and (words[0] in QUESTION_OPENERS or any(w in WH_WORDS for w in words[1:2]))
 
 
 def _pairs_found(lowered: str, pairs: list[str]) -> int:

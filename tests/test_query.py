@@ -604,6 +604,14 @@ def test_how_and_why_ask_for_an_explanation_how_long_for_a_duration(question: st
     assert ranking._explains(query_groups(question)) is explains
 
 
+@pytest.mark.parametrize("query, asks", [
+    ("what was eating the disk", True), ("is it safe to cancel the timer", True), ("so why did it hang", True),
+    ("does it retry?", True), ("日本語", False), ("numbersToMarks pinyin", False), ("staging is down", False),
+])
+def test_a_query_asks_or_names_what_to_find(query: str, asks: bool) -> None:
+    assert ranking.is_question(query) is asks
+
+
 @pytest.mark.parametrize("question, strength", [
     ("what is the staging url now", 1.0),
     ("which day do we deploy", ranking.IMPLICIT_NOW),
