@@ -76,68 +76,54 @@ class Reader:
             self._resolved[path] = real if inside else None
         return self._resolved[path]
 
+    def _entry_and_call(self, hit: Hit) -> tuple[Entry, ToolCall | None] | None:
+        """The entry at the hit's place and, for a result, the call it answers; None if the line
+        is not it or the call's line moved (the journal was rewritten)."""
+        path = self.resolve(hit.path)
+        if path is None:
+            return None
+        try:
+            with open_journal(path) as handle:
+                parsed = self._entry(handle.fileno(), path, hit)
+                if parsed is None:
+                    return None
+                if hit.link_offset is None or hit.link_length is None or not parsed.answers:
+                    return parsed, None
+                call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
+        except OSError:
+            return None
+        site = find_call(get_format(hit.format), parsed.answers, call_line, hit.link_offset)
+        return None if site is None else (parsed, site.call)
+
     def verified_text(self, hit: Hit, searchable_only: bool = False) -> str | None:
         """The redacted text of the entry at the hit's place, or None if the line is not it.
 
         ``searchable_only``: of a giant entry, only the head and tail that hold its terms
         (what an excerpt can show), so a 1 MB tool result is not redacted whole per search.
         """
-        path = self.resolve(hit.path)
-        if path is None:
+        found = self._entry_and_call(hit)
+        if found is None:
             return None
-        fmt = get_format(hit.format)
-        try:
-            with open_journal(path) as handle:
-                parsed = self._entry(handle.fileno(), path, hit)
-                if parsed is None:
-                    return None
-                call: ToolCall | None = None
-                if hit.link_offset is not None and hit.link_length is not None and parsed.answers:
-                    call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
-                    site = find_call(fmt, parsed.answers, call_line, hit.link_offset)
-                    if site is None:
-                        return None  # the call's line moved: the journal was rewritten
-                    call = site.call
-        except OSError:
-            return None
+        parsed, call = found
         return searchable_text(parsed, call) if searchable_only else entry_text(parsed, call)
-
 
     def scoring_text(self, hit: Hit, limit: int = 8_000) -> str | None:
         """The entry's text (a result's led by its call's summary, as the hit shows it), unredacted
         and cut to ``limit`` characters, for re-ranking only: it never leaves this process
         (nothing is shown from it). None if the line is not it."""
-        path = self.resolve(hit.path)
-        if path is None:
+        found = self._entry_and_call(hit)
+        if found is None:
             return None
-        try:
-            with open_journal(path) as handle:
-                parsed = self._entry(handle.fileno(), path, hit)
-                if parsed is None:
-                    return None
-                # A result's words include its call's (the index and the hit show them together):
-                # "what did alembic heads print" names the call, not the output.
-                lead = ""
-                if hit.link_offset is not None and hit.link_length is not None and parsed.answers:
-                    call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
-                    site = find_call(get_format(hit.format), parsed.answers, call_line, hit.link_offset)
-                    lead = call_summary(site.call) + "\n" if site is not None else ""
-        except OSError:
-            return None
+        parsed, call = found
+        # A result's words include its call's: "what did alembic heads print" names the call.
+        lead = call_summary(call) + "\n" if call is not None else ""
         return (lead + parsed.text)[:limit]
 
     def said_text(self, hit: Hit) -> str | None:
         """What the entry says besides its tool calls and their output (unredacted, for re-ranking
         only), or None if the line is not it."""
-        path = self.resolve(hit.path)
-        if path is None:
-            return None
-        try:
-            with open_journal(path) as handle:
-                parsed = self._entry(handle.fileno(), path, hit)
-        except OSError:
-            return None
-        return None if parsed is None else "\n".join(parsed.parts)
+        found = self._entry_and_call(hit)
+        return None if found is None else "\n".join(found[0].parts)
 
     def forget(self) -> None:
         """Drop the lines read so far (a journal was reindexed after a rewrite)."""
