@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,19 @@ FTS_TABLES = ("entries_fts", "entries_bulk")
 
 # A journal without any timestamp is dated here (before every fixture session).
 UNDATED = datetime.fromisoformat("2026-01-01T00:00:00+00:00").timestamp()
+
+
+def strings_in(value: Any, skip: frozenset[str] = frozenset()) -> Iterator[str]:
+    """Every string in a JSON value, leaving out the values of the keys in ``skip``."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item, skip)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key not in skip:
+                yield from strings_in(item, skip)
 
 
 def copy_journal_tree(source: Path, target: Path) -> Path:

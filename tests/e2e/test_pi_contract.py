@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from tests.e2e.answers import DIRECT_NAME, EXPOSURES, SERVER_LINE, Answer, Hit, 
 from tests.e2e.node_host import NodeHost
 from tests.e2e.pi_host import JournalFile, PiHome, PiRun, journal_index_executable, journal_index_server
 from tests.e2e.scripted_model import Reply, ScriptedModel, Turn
-from tests.helpers import index_tokens, vocabulary
+from tests.helpers import index_tokens, strings_in, vocabulary
 
 pytestmark = pytest.mark.slow
 
@@ -91,18 +91,6 @@ _NOT_TEXT = frozenset({"type", "id", "parentId", "timestamp", "cwd", "toolCallId
                        "rawStopReason", "thinkingLevel", "role", "details", "nestedCalls", "usage"})
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if key not in _NOT_TEXT:
-                yield from _strings(item)
-
-
 def journal_words(folders: list[Path]) -> str:
     """The text of every journal under ``folders`` — what the model, the user and the tools wrote,
     compaction summaries included — except the strings that carry an answer of ours."""
@@ -113,7 +101,7 @@ def journal_words(folders: list[Path]) -> str:
                 entry = json.loads(line)
                 if entry.get("type") == "session" or (entry.get("message") or {}).get("role") == "system":
                     continue  # the header and pi's system sections: nobody's words
-                texts += [s for s in _strings(entry) if ANSWER_START not in s]
+                texts += [s for s in strings_in(entry, _NOT_TEXT) if ANSWER_START not in s]
     return "\n".join(texts)
 
 

@@ -37,6 +37,7 @@ from journal_index.query import Filters, Reader, search
 from journal_index.scope import resolve_scope
 from journal_index.store import Store, open_store
 from tests.eval.corpora import EVAL_NOW_MS, Corpus, corpora, load_all_questions, load_questions
+from tests.helpers import strings_in
 
 __all__ = ["EVAL_NOW_MS", "EvalResult", "corpora", "evaluate", "evaluate_corpus", "load_all_questions",
            "load_questions"]
@@ -183,17 +184,6 @@ def _answers(expected: Iterable[Any]) -> tuple[set[str], set[tuple[str, int]]]:
     return ids, lines
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _call_shown_whole(reader: Reader, hit: Hit) -> tuple[str, int] | None:
     """For a tool result whose hit shows its call whole (the tool's name and every argument), the
     call's entry id and byte offset; else None. Search shows a call once, as its result led by
@@ -214,7 +204,7 @@ def _call_shown_whole(reader: Reader, hit: Hit) -> tuple[str, int] | None:
     if site is None or not isinstance(caller, Entry) or shown is None:
         return None
     flat = " ".join(shown.split())
-    if all(" ".join(s.split()) in flat for s in _strings(site.call.arguments)):
+    if all(" ".join(s.split()) in flat for s in strings_in(site.call.arguments)):
         return caller.entry_id, hit.link_offset
     return None
 
