@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 FIXTURE_SESSIONS = REPO / "fixtures" / "sessions"
 EVAL_SESSIONS = REPO / "fixtures" / "eval-sessions"
+HELDOUT = REPO / "fixtures" / "heldout"  # blind held-out test set (fixtures/heldout/README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -103,6 +104,10 @@ def corpora() -> dict[str, Corpus]:
                          now_ms=1_771_113_600_000),  # 2026-02-15
         "codex": Corpus("codex", "codex", agents / "codex", _jsonl_under(agents / "codex", "."),
                         now_ms=1_784_505_600_000),  # 2026-07-20
+        "heldout-claude": Corpus("heldout-claude", "claude", HELDOUT / "claude", _jsonl_under(HELDOUT / "claude", "."),
+                                 now_ms=1_786_752_000_000),  # 2026-08-15
+        "heldout-codex": Corpus("heldout-codex", "codex", HELDOUT / "codex", _jsonl_under(HELDOUT / "codex", "."),
+                                now_ms=1_783_987_200_000),  # 2026-07-14
     }
 
 
