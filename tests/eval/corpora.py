@@ -107,7 +107,7 @@ def corpora() -> dict[str, Corpus]:
         "heldout-claude": Corpus("heldout-claude", "claude", HELDOUT / "claude", _jsonl_under(HELDOUT / "claude", "."),
                                  now_ms=1_786_752_000_000),  # 2026-08-15
         "heldout-codex": Corpus("heldout-codex", "codex", HELDOUT / "codex", _jsonl_under(HELDOUT / "codex", "."),
-                                now_ms=1_783_987_200_000),  # 2026-07-14
+                                now_ms=1_785_628_800_000),  # 2026-08-02
     }
 
 
