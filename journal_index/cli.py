@@ -33,6 +33,7 @@ from journal_index.formats import FORMATS, KINDS, Root
 from journal_index.redact import redact, redact_with_hits
 from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
+from journal_index.time_bounds import TimeBoundError, parse_time_bound
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 F = TypeVar("F", bound=Callable[..., Any])
@@ -122,6 +123,23 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
 
 
+class TimeOptionError(click.ClickException):
+    """A --since/--until the parser cannot read: one line listing the accepted forms, exit 2
+    (a malformed argument, as click's own usage errors)."""
+
+    exit_code = 2
+
+
+def time_bound_option(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """--since/--until as epoch ms, read by the one time parser (the agent tool uses it too)."""
+    if value is None:
+        return None
+    try:
+        return parse_time_bound(value, end=param.name == "until")
+    except (TimeBoundError, ConfigError) as exc:
+        raise TimeOptionError(f"--{param.name}: {exc}") from None
+
+
 def filter_options(func: F) -> F:
     """--cwd, --scope, --session, --agent, --since, --until, --kind: the same everywhere."""
     options = [
@@ -134,8 +152,10 @@ def filter_options(func: F) -> F:
                      help="One session, by id or a unique prefix of it (implies --scope session)."),
         click.option("--agent", "agents", multiple=True, type=click.Choice(sorted(FORMATS)),
                      help="Only journals of this agent (repeatable)."),
-        click.option("--since", default=None, help="From this time: 2026-09-01 (local day) or ISO-8601."),
-        click.option("--until", default=None, help="Up to this time: 2026-09-30 (whole local day) or ISO-8601."),
+        click.option("--since", default=None, callback=time_bound_option, metavar="WHEN",
+                     help="From this time: 2d, 3h, 30m, 1w, today, yesterday, 2026-09-01 (local day) or ISO-8601."),
+        click.option("--until", default=None, callback=time_bound_option, metavar="WHEN",
+                     help="Up to this time: the same forms (2026-09-30: the whole local day; today: its midnight)."),
         click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
                      help="Only these entry kinds (repeatable)."),
     ]
@@ -150,8 +170,8 @@ class FilterArgs:
     scope: str | None
     session_id: str | None
     agents: tuple[str, ...]
-    since: str | None
-    until: str | None
+    since: int | None  # epoch ms (time_bound_option)
+    until: int | None
     kinds: tuple[str, ...]
 
 
@@ -170,8 +190,8 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
                 "--scope project keeps to this folder)")
     filters = query.Filters(
         scope=scope,
-        since=query.parse_time_bound(given.since, end=False) if given.since else None,
-        until=query.parse_time_bound(given.until, end=True) if given.until else None,
+        since=given.since,
+        until=given.until,
         kinds=tuple(given.kinds),
         session_id=session_id if kind != "session" else None,
         agents=tuple(given.agents),
@@ -276,7 +296,7 @@ def rebuild_cmd(app: App, as_json: bool) -> None:
 @json_option
 @with_app
 def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | None, session_id: str | None,
-               agents: tuple[str, ...], since: str | None, until: str | None, kinds: tuple[str, ...], limit: int,
+               agents: tuple[str, ...], since: int | None, until: int | None, kinds: tuple[str, ...], limit: int,
                as_json: bool) -> None:
     """Find entries by words (all words first, then most of them); no words lists the newest."""
     app.ensure_indexed()
@@ -328,7 +348,7 @@ def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: 
 @json_option
 @with_app
 def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str | None, agents: tuple[str, ...],
-                  since: str | None, until: str | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
+                  since: int | None, until: int | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Compaction and branch summaries, newest first."""
     app.ensure_indexed()
     filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))

@@ -34,6 +34,7 @@ from journal_index.ranking import match_quality
 from journal_index.scope import Scope, ScopeError, resolve_scope, resolve_session, session_within, wider_than
 from journal_index.status import backfill_progress
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover
+from journal_index.time_bounds import TimeBoundError
 from journal_index.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
 
 EXCERPT_CHARS = 480
@@ -166,7 +167,7 @@ class MemoryTool:
                 return self._dispatch(store, args, state)
         except ToolError as exc:
             return self._error(exc, state)
-        except (query.QueryError, ScopeError, ConfigError) as exc:
+        except (query.QueryError, TimeBoundError, ScopeError, ConfigError) as exc:
             return self._error(bad_argument(str(exc), "fix that argument and call again"), state)
         except apsw.InterruptError:
             return self._error(ToolError("query_timeout", f"the query ran over {QUERY_SECONDS:g} s",
