@@ -29,6 +29,7 @@ from journal_index.config import (
     max_scope_from_env,
     session_roots,
 )
+from journal_index.db_identity import identify
 from journal_index.formats import FORMATS, KINDS, Root
 from journal_index.redact import redact, redact_with_hits
 from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
@@ -52,9 +53,15 @@ class App:
         # Folders the user named must exist; of the agents' default folders, those that do.
         self.explicit_roots = bool(sessions) or bool(os.environ.get("JOURNAL_INDEX_SESSIONS"))
         self._store: Store | None = None
+        # Set for commands that only read: they never create an index (a mistyped --db must not
+        # become a new file, nor start indexing every journal into it).
+        self.must_exist = False
 
     def store(self) -> Store:
         if self._store is None:
+            if self.must_exist and identify(self.db_path).state == "new":
+                raise click.ClickException(f"there is no index at {redact(self.db_path)}; make one with "
+                                           "`journal-index index` (or give --db the index's path)")
             try:
                 self._store = open_store(self.db_path)
             except StoreError as exc:
@@ -199,6 +206,10 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
     return filters, note
 
 
+# Commands that only read the index: given a path where no index is, they say so and create nothing.
+READ_ONLY_COMMANDS = frozenset({"status", "search", "read", "summaries", "sessions", "export"})
+
+
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.option("--db", type=click.Path(), default=None,
               help="Index file (env JOURNAL_INDEX_DB; default: a file in the user cache folder).")
@@ -210,6 +221,7 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
 def cli(ctx: click.Context, db: str | None, sessions: tuple[str, ...]) -> None:
     """Search a coding agent's past sessions and read them back verbatim."""
     app = App(db, sessions)
+    app.must_exist = ctx.invoked_subcommand in READ_ONLY_COMMANDS
     ctx.obj = app
     ctx.call_on_close(app.close)
 
@@ -388,9 +400,7 @@ def export_cmd(app: App, table: str, fmt: str) -> None:
     libraries must never open one database file in the same process. Its output is redacted
     line by line on the way out: paths, cwds and ids come from journals.
     """
-    if not os.path.exists(app.db_path):
-        raise click.ClickException(f"no index at {app.db_path}; run `journal-index index` first")
-    app.store()  # refuses a file that is not ours; migrates ours, so the table exists
+    app.store()  # says so when there is no index; refuses a file that is not ours; migrates ours, so the table exists
     app.close()
     import subprocess
 

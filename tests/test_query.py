@@ -273,6 +273,7 @@ def cli_json(*args: str) -> dict:
 
 def test_cli_contract_shapes(tmp_path: Path, sessions_root: Path) -> None:
     base = ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root)]
+    cli_json(*base, "index", "--json")
     found = cli_json(*base, "search", "token", "bucket", "--cwd", BE, "--json")
     assert set(found) == {"match", "hint", "scope", "results"}
     assert found["scope"] == {"kind": "project", "root": PRJCT}
@@ -297,8 +298,9 @@ def test_cli_bad_since_is_one_line_with_an_example(tmp_path: Path, sessions_root
 
 
 def test_cli_human_output_has_no_color_without_a_tty(tmp_path: Path, sessions_root: Path) -> None:
-    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root), "search",
-                                      "selectinload", "--scope", "global"])
+    base = ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root)]
+    assert CliRunner().invoke(cli, [*base, "index"]).exit_code == 0
+    result = CliRunner().invoke(cli, [*base, "search", "selectinload", "--scope", "global"])
     assert result.exit_code == 0 and "\x1b[" not in result.output
     assert "selectinload" in result.output and "results 1–" in result.output and "in all projects" in result.output
 
