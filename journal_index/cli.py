@@ -6,6 +6,7 @@ Errors the user can fix are one line on stderr and a non-zero exit: ``click.Usag
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -29,6 +30,7 @@ from journal_index.config import (
     max_scope_from_env,
     session_roots,
 )
+from journal_index.counts import count
 from journal_index.db_identity import identify
 from journal_index.formats import FORMATS, KINDS, Root
 from journal_index.redact import redact, redact_with_hits
@@ -206,6 +208,20 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
     return filters, note
 
 
+def nothing_found_hint(filters: query.Filters, words: bool) -> str:
+    """The one hint under an empty answer, naming only what would widen this very search."""
+    ways = ["fewer or other words"] if words else []
+    if filters.scope.kind != "global":
+        ways.append("--scope global")
+    if filters.since is not None or filters.until is not None:
+        ways.append("a longer --since/--until range")
+    if filters.kinds or filters.agents:
+        ways.append("fewer --kind/--agent filters")
+    if not ways:
+        return "nothing is indexed here yet; run `journal-index index`"
+    return "nothing matched; try " + (", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0])
+
+
 # Commands that only read the index: given a path where no index is, they say so and create nothing.
 READ_ONLY_COMMANDS = frozenset({"status", "search", "read", "summaries", "sessions", "export"})
 
@@ -260,10 +276,12 @@ def run_index(app: App, paths: tuple[str, ...], as_json: bool) -> None:
     else:
         mb = report.bytes / 1e6
         rate = mb / report.seconds if report.seconds > 0 else 0.0
-        click.echo(f"indexed {report.files} journals: {report.entries} new entries, {mb:.1f} MB "
-                   f"in {report.seconds:.2f} s ({rate:.1f} MB/s); {report.skipped_lines} lines skipped, "
-                   f"{report.reset_files} journals reindexed after a rewrite"
-                   + (f", {report.ignored_files} files not recognized as journals" if report.ignored_files else ""))
+        click.echo(f"indexed {count(report.files, 'journal')}: {count(report.entries, 'new entry', 'new entries')}, "
+                   f"{mb:.1f} MB in {report.seconds:.2f} s ({rate:.1f} MB/s); "
+                   f"{count(report.skipped_lines, 'line')} skipped, "
+                   f"{count(report.reset_files, 'journal')} reindexed after a rewrite"
+                   + (f", {count(report.ignored_files, 'file')} not recognized as journals"
+                      if report.ignored_files else ""))
     for error in report.errors:
         click.echo(f"journal-index: warning: {error}", err=True)
 
@@ -320,10 +338,10 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
         return
     if note:
         click.echo(note)
+    if not result.hits:
+        result = dataclasses.replace(result, hint=nothing_found_hint(filters, bool(words)))
     style = render.Style(color=render.use_color())
     click.echo(render.search_text(result, style, what="search" if words else "newest entries"))
-    if not result.hits and filters.scope.kind != "global":
-        click.echo("hint: widen it with --scope global, or use fewer or other words")
 
 
 @cli.command(name="read")
@@ -370,6 +388,8 @@ def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str 
         return
     if note:
         click.echo(note)
+    if not result.hits:
+        result = dataclasses.replace(result, hint=nothing_found_hint(filters, False))
     click.echo(render.search_text(result, render.Style(color=render.use_color()), what="summaries"))
 
 

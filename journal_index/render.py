@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from journal_index.counts import count
 from journal_index.entry_text import ANSWER_END, ANSWER_START
 from journal_index.query import Hit, SearchResult, iso
 from journal_index.redact import redact
@@ -195,10 +196,11 @@ def status_text(info: dict[str, Any]) -> str:
         f"entries      {info['entries']} ({kinds})",
         f"summaries    {info['summaries']}",
         f"indexed      {info['indexedBytes'] / 1e6:.1f} MB of journals",
-        f"skipped      {info['skippedLines']} lines (malformed or unknown)",
+        f"skipped      {count(info['skippedLines'], 'line')} (malformed or unknown)",
     ]
     for agent, counts in info.get("byAgent", {}).items():
-        rows.append(f"  {agent:<10} {counts['sessions']} sessions, {counts['entries']} entries")
+        rows.append(f"  {agent:<10} {count(counts['sessions'], 'session')}, "
+                    f"{count(counts['entries'], 'entry', 'entries')}")
     for root in info.get("roots", []):
         state = "found" if root["exists"] else "not found"
         rows.append(f"root         {root['path']} ({root['agent'] or 'any agent'}, {state})")

@@ -28,6 +28,7 @@ import apsw
 from journal_index import query, render
 from journal_index.agent_session import Host, current_journal, detect_host
 from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
+from journal_index.counts import count
 from journal_index.formats import Root
 from journal_index.indexer import as_roots, discover, index_file
 from journal_index.ranking import match_quality
@@ -76,7 +77,7 @@ class IndexState:
         }
 
     def text(self) -> str:
-        parts = [f"index: {self.sessions} sessions"]
+        parts = [f"index: {count(self.sessions, 'session')}"]
         if self.current_path is None:
             parts.append("current session not found (its entries may show up)")
         elif self.current_error:

@@ -55,3 +55,52 @@ def test_index_still_makes_the_index_and_then_reads_work(tmp_path: Path, session
     assert journal_index("--db", str(db), "--sessions", str(sessions_root), "index").returncode == 0
     done = journal_index("--db", str(db), "--sessions", str(sessions_root), "status")
     assert done.returncode == 0 and "sessions" in done.stdout
+
+
+BE = "/home/dev/Apps/prjct/prjct-be"
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, sessions_root: Path) -> list[str]:
+    base = ["--db", str(tmp_path / "i.db"), "--sessions", str(sessions_root)]
+    assert journal_index(*base, "index").returncode == 0
+    return base
+
+
+@pytest.mark.parametrize("extra", [["--cwd", BE], ["--scope", "global"], ["--cwd", BE, "--since", "2030-01-01"],
+                                   ["--scope", "global", "--kind", "bash"]], ids=" ".join)
+def test_an_empty_search_prints_one_hint(indexed: list[str], extra: list[str]) -> None:
+    done = journal_index(*indexed, "search", "zzyzzx", *extra)
+    assert done.returncode == 0, done.stderr
+    hints = [line for line in done.stdout.splitlines() if line.startswith("hint:")]
+    assert len(hints) == 1, done.stdout
+    # It names only what would widen this search: no --scope global when it is global already.
+    assert ("--scope global" in hints[0]) == ("--scope" not in extra)
+    assert ("--since" in hints[0]) == ("--since" in extra)
+
+
+def test_empty_summaries_print_one_hint(indexed: list[str]) -> None:
+    done = journal_index(*indexed, "summaries", "--cwd", BE, "--since", "2030-01-01")
+    hints = [line for line in done.stdout.splitlines() if line.startswith("hint:")]
+    assert done.returncode == 0 and len(hints) == 1, done.stdout
+
+
+def test_counts_agree_with_their_number(tmp_path: Path, sessions_root: Path) -> None:
+    one = next(p for p in sorted(sessions_root.rglob("*.jsonl")))
+    single = tmp_path / "one"
+    single.mkdir()
+    (single / one.name).write_bytes(one.read_bytes())
+    base = ["--db", str(tmp_path / "one.db"), "--sessions", str(single)]
+    done = journal_index(*base, "index")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("indexed 1 journal: "), done.stdout
+    assert "0 journals reindexed" in done.stdout and "0 lines skipped" in done.stdout
+    status = journal_index(*base, "status").stdout
+    assert "1 session," in status and "1 sessions" not in status, status
+
+
+def test_count_words() -> None:
+    from journal_index.counts import count
+
+    assert [count(n, "journal") for n in (0, 1, 2)] == ["0 journals", "1 journal", "2 journals"]
+    assert [count(n, "entry", "entries") for n in (1, 3)] == ["1 entry", "3 entries"]
