@@ -393,6 +393,34 @@ def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str 
     click.echo(render.search_text(result, render.Style(color=render.use_color()), what="summaries"))
 
 
+@cli.command(name="sessions")
+@filter_options
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help="How many sessions.")
+@json_option
+@with_app
+def sessions_cmd(app: App, cwd: str | None, scope: str | None, session_id: str | None, agents: tuple[str, ...],
+                 since: int | None, until: int | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """List sessions, newest activity first: agent, id, start, last activity, entries, first user words.
+
+    A session is listed when its time span meets --since/--until and, with --kind, when it holds
+    an entry of that kind.
+    """
+    from journal_index.sessions import list_sessions
+
+    app.ensure_indexed()
+    filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
+    found = list_sessions(app.store(), filters, limit=limit, roots=app.roots)
+    if as_json:
+        emit_json(render.redact_json({"scope": filters.scope.as_json(), "sessions": [s.as_json() for s in found]}))
+        return
+    if note:
+        click.echo(note)
+    click.echo(render.sessions_text(found, render.where(query.SearchResult("all", None, filters.scope, [])),
+                                    render.Style(color=render.use_color())))
+    if not found:
+        click.echo(f"hint: {nothing_found_hint(filters, False)}")
+
+
 @cli.command(name="redact")
 @click.argument("file", type=click.File("r", encoding="utf-8", errors="replace"), default="-")
 @json_option

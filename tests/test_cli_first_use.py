@@ -104,3 +104,27 @@ def test_count_words() -> None:
 
     assert [count(n, "journal") for n in (0, 1, 2)] == ["0 journals", "1 journal", "2 journals"]
     assert [count(n, "entry", "entries") for n in (1, 3)] == ["1 entry", "3 entries"]
+
+
+def test_bash_completion_script_completes_commands_and_choices(tmp_path: Path) -> None:
+    """The README's line, run in a real bash: the script is generated, and sourcing it completes."""
+    script = Path(sys.executable).parent / "journal-index"  # the console script pip installed
+    if not script.exists():
+        pytest.skip(f"no console script at {script} (journal-index is not installed in this environment)")
+    env = {**os.environ, "PATH": f"{script.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    source = subprocess.run(["journal-index"], env={**env, "_JOURNAL_INDEX_COMPLETE": "bash_source"},
+                            capture_output=True, text=True, timeout=60)
+    assert source.returncode == 0 and "complete -o nosort -F _journal_index_completion journal-index" in source.stdout
+    zsh = subprocess.run(["journal-index"], env={**env, "_JOURNAL_INDEX_COMPLETE": "zsh_source"},
+                         capture_output=True, text=True, timeout=60)
+    assert zsh.returncode == 0 and "#compdef journal-index" in zsh.stdout
+    complete = ('eval "$(_JOURNAL_INDEX_COMPLETE=bash_source journal-index)"\n'
+                'ask() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()\n'
+                '        _journal_index_completion journal-index; echo "${COMPREPLY[*]}"; }\n'
+                'ask journal-index se\n'
+                'ask journal-index search --scope ""\n')
+    done = subprocess.run(["bash", "-c", complete], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    commands, scopes = done.stdout.splitlines()
+    assert set(commands.split()) == {"search", "service", "sessions"}
+    assert scopes.split() == ["session", "project", "global"]
