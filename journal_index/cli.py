@@ -33,6 +33,7 @@ from journal_index.config import (
 from journal_index.counts import count
 from journal_index.db_identity import identify
 from journal_index.formats import FORMATS, KINDS, Root
+from journal_index.index_errors import classify
 from journal_index.redact import redact, redact_with_hits
 from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
@@ -124,6 +125,11 @@ def with_app(func: F) -> F:
         except apsw.InterruptError:
             raise click.ClickException(f"the query ran over {QUERY_SECONDS:g} s; use fewer common words, "
                                        "a narrower scope or a time range") from None
+        except apsw.Error as exc:
+            failure = classify(exc, app.db_path)  # a full disk or a read-only index is no reason to rebuild
+            if failure is None:
+                raise
+            raise click.ClickException(failure.line()) from None
 
     return wrapper  # type: ignore[return-value]
 
