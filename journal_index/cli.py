@@ -507,6 +507,7 @@ def demo_cmd(ctx: click.Context) -> None:
 
         step("index the sample journals", ["index"])
         step("what the index holds", ["status"])
+        step("the project's sessions, newest activity first", ["sessions", "--cwd", DEMO_CWD, "--limit", "3"])
         step("search a project tree", ["search", DEMO_QUERY, "--cwd", DEMO_CWD, "--limit", "3"])
         store = open_store(db)
         try:
