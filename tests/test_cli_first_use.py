@@ -128,3 +128,17 @@ def test_bash_completion_script_completes_commands_and_choices(tmp_path: Path) -
     commands, scopes = done.stdout.splitlines()
     assert set(commands.split()) == {"search", "service", "sessions"}
     assert scopes.split() == ["session", "project", "global"]
+
+
+def test_gc_counts_one_junk_journal_as_one(tmp_path: Path) -> None:
+    from tests.test_gc import write_journal
+
+    root = tmp_path / "pi-sessions"
+    write_journal(root / "--tmp-x--" / "doomed.jsonl", "/tmp/x")
+    write_journal(root / "--proj--" / "keeper.jsonl", "/home/dev/proj")
+    base = ["--db", str(tmp_path / "gc.db"), "--sessions", str(root)]
+    preview = journal_index(*base, "gc")
+    assert preview.returncode == 0, preview.stderr
+    assert "1 junk journal, " in preview.stdout and "delete it with" in preview.stdout, preview.stdout
+    confirmed = journal_index(*base, "gc", "--confirm")
+    assert confirmed.returncode == 0 and "deleted 1 journal, kept 0" in confirmed.stdout, confirmed.stdout
