@@ -6,6 +6,7 @@ Errors the user can fix are one line on stderr and a non-zero exit: ``click.Usag
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -29,10 +30,14 @@ from journal_index.config import (
     max_scope_from_env,
     session_roots,
 )
+from journal_index.counts import count
+from journal_index.db_identity import identify
 from journal_index.formats import FORMATS, KINDS, Root
+from journal_index.index_errors import classify
 from journal_index.redact import redact, redact_with_hits
 from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
+from journal_index.time_bounds import TimeBoundError, parse_time_bound
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,9 +56,15 @@ class App:
         # Folders the user named must exist; of the agents' default folders, those that do.
         self.explicit_roots = bool(sessions) or bool(os.environ.get("JOURNAL_INDEX_SESSIONS"))
         self._store: Store | None = None
+        # Set for commands that only read: they never create an index (a mistyped --db must not
+        # become a new file, nor start indexing every journal into it).
+        self.must_exist = False
 
     def store(self) -> Store:
         if self._store is None:
+            if self.must_exist and identify(self.db_path).state == "new":
+                raise click.ClickException(f"there is no index at {redact(self.db_path)}; make one with "
+                                           "`journal-index index` (or give --db the index's path)")
             try:
                 self._store = open_store(self.db_path)
             except StoreError as exc:
@@ -114,12 +125,34 @@ def with_app(func: F) -> F:
         except apsw.InterruptError:
             raise click.ClickException(f"the query ran over {QUERY_SECONDS:g} s; use fewer common words, "
                                        "a narrower scope or a time range") from None
+        except apsw.Error as exc:
+            failure = classify(exc, app.db_path)  # a full disk or a read-only index is no reason to rebuild
+            if failure is None:
+                raise
+            raise click.ClickException(failure.line()) from None
 
     return wrapper  # type: ignore[return-value]
 
 
 def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
+
+
+class TimeOptionError(click.ClickException):
+    """A --since/--until the parser cannot read: one line listing the accepted forms, exit 2
+    (a malformed argument, as click's own usage errors)."""
+
+    exit_code = 2
+
+
+def time_bound_option(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """--since/--until as epoch ms, read by the one time parser (the agent tool uses it too)."""
+    if value is None:
+        return None
+    try:
+        return parse_time_bound(value, end=param.name == "until")
+    except (TimeBoundError, ConfigError) as exc:
+        raise TimeOptionError(f"--{param.name}: {exc}") from None
 
 
 def filter_options(func: F) -> F:
@@ -134,8 +167,10 @@ def filter_options(func: F) -> F:
                      help="One session, by id or a unique prefix of it (implies --scope session)."),
         click.option("--agent", "agents", multiple=True, type=click.Choice(sorted(FORMATS)),
                      help="Only journals of this agent (repeatable)."),
-        click.option("--since", default=None, help="From this time: 2026-09-01 (local day) or ISO-8601."),
-        click.option("--until", default=None, help="Up to this time: 2026-09-30 (whole local day) or ISO-8601."),
+        click.option("--since", default=None, callback=time_bound_option, metavar="WHEN",
+                     help="From this time: 2d, 3h, 30m, 1w, today, yesterday, 2026-09-01 (local day) or ISO-8601."),
+        click.option("--until", default=None, callback=time_bound_option, metavar="WHEN",
+                     help="Up to this time: the same forms (2026-09-30: the whole local day; today: its midnight)."),
         click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
                      help="Only these entry kinds (repeatable)."),
     ]
@@ -150,8 +185,8 @@ class FilterArgs:
     scope: str | None
     session_id: str | None
     agents: tuple[str, ...]
-    since: str | None
-    until: str | None
+    since: int | None  # epoch ms (time_bound_option)
+    until: int | None
     kinds: tuple[str, ...]
 
 
@@ -170,13 +205,31 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
                 "--scope project keeps to this folder)")
     filters = query.Filters(
         scope=scope,
-        since=query.parse_time_bound(given.since, end=False) if given.since else None,
-        until=query.parse_time_bound(given.until, end=True) if given.until else None,
+        since=given.since,
+        until=given.until,
         kinds=tuple(given.kinds),
         session_id=session_id if kind != "session" else None,
         agents=tuple(given.agents),
     )
     return filters, note
+
+
+def nothing_found_hint(filters: query.Filters, words: bool) -> str:
+    """The one hint under an empty answer, naming only what would widen this very search."""
+    ways = ["fewer or other words"] if words else []
+    if filters.scope.kind != "global":
+        ways.append("--scope global")
+    if filters.since is not None or filters.until is not None:
+        ways.append("a longer --since/--until range")
+    if filters.kinds or filters.agents:
+        ways.append("fewer --kind/--agent filters")
+    if not ways:
+        return "nothing is indexed here yet; run `journal-index index`"
+    return "nothing matched; try " + (", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0])
+
+
+# Commands that only read the index: given a path where no index is, they say so and create nothing.
+READ_ONLY_COMMANDS = frozenset({"status", "search", "read", "summaries", "sessions", "export"})
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -190,6 +243,7 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
 def cli(ctx: click.Context, db: str | None, sessions: tuple[str, ...]) -> None:
     """Search a coding agent's past sessions and read them back verbatim."""
     app = App(db, sessions)
+    app.must_exist = ctx.invoked_subcommand in READ_ONLY_COMMANDS
     ctx.obj = app
     ctx.call_on_close(app.close)
 
@@ -228,10 +282,12 @@ def run_index(app: App, paths: tuple[str, ...], as_json: bool) -> None:
     else:
         mb = report.bytes / 1e6
         rate = mb / report.seconds if report.seconds > 0 else 0.0
-        click.echo(f"indexed {report.files} journals: {report.entries} new entries, {mb:.1f} MB "
-                   f"in {report.seconds:.2f} s ({rate:.1f} MB/s); {report.skipped_lines} lines skipped, "
-                   f"{report.reset_files} journals reindexed after a rewrite"
-                   + (f", {report.ignored_files} files not recognized as journals" if report.ignored_files else ""))
+        click.echo(f"indexed {count(report.files, 'journal')}: {count(report.entries, 'new entry', 'new entries')}, "
+                   f"{mb:.1f} MB in {report.seconds:.2f} s ({rate:.1f} MB/s); "
+                   f"{count(report.skipped_lines, 'line')} skipped, "
+                   f"{count(report.reset_files, 'journal')} reindexed after a rewrite"
+                   + (f", {count(report.ignored_files, 'file')} not recognized as journals"
+                      if report.ignored_files else ""))
     for error in report.errors:
         click.echo(f"journal-index: warning: {error}", err=True)
 
@@ -276,7 +332,7 @@ def rebuild_cmd(app: App, as_json: bool) -> None:
 @json_option
 @with_app
 def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | None, session_id: str | None,
-               agents: tuple[str, ...], since: str | None, until: str | None, kinds: tuple[str, ...], limit: int,
+               agents: tuple[str, ...], since: int | None, until: int | None, kinds: tuple[str, ...], limit: int,
                as_json: bool) -> None:
     """Find entries by words (all words first, then most of them); no words lists the newest."""
     app.ensure_indexed()
@@ -288,10 +344,10 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
         return
     if note:
         click.echo(note)
+    if not result.hits:
+        result = dataclasses.replace(result, hint=nothing_found_hint(filters, bool(words)))
     style = render.Style(color=render.use_color())
     click.echo(render.search_text(result, style, what="search" if words else "newest entries"))
-    if not result.hits and filters.scope.kind != "global":
-        click.echo("hint: widen it with --scope global, or use fewer or other words")
 
 
 @cli.command(name="read")
@@ -328,7 +384,7 @@ def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: 
 @json_option
 @with_app
 def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str | None, agents: tuple[str, ...],
-                  since: str | None, until: str | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
+                  since: int | None, until: int | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Compaction and branch summaries, newest first."""
     app.ensure_indexed()
     filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
@@ -338,7 +394,37 @@ def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str 
         return
     if note:
         click.echo(note)
+    if not result.hits:
+        result = dataclasses.replace(result, hint=nothing_found_hint(filters, False))
     click.echo(render.search_text(result, render.Style(color=render.use_color()), what="summaries"))
+
+
+@cli.command(name="sessions")
+@filter_options
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help="How many sessions.")
+@json_option
+@with_app
+def sessions_cmd(app: App, cwd: str | None, scope: str | None, session_id: str | None, agents: tuple[str, ...],
+                 since: int | None, until: int | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """List sessions, newest activity first: agent, id, start, last activity, entries, first user words.
+
+    A session is listed when its time span meets --since/--until and, with --kind, when it holds
+    an entry of that kind.
+    """
+    from journal_index.sessions import list_sessions
+
+    app.ensure_indexed()
+    filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
+    found = list_sessions(app.store(), filters, limit=limit, roots=app.roots)
+    if as_json:
+        emit_json(render.redact_json({"scope": filters.scope.as_json(), "sessions": [s.as_json() for s in found]}))
+        return
+    if note:
+        click.echo(note)
+    click.echo(render.sessions_text(found, render.where(query.SearchResult("all", None, filters.scope, [])),
+                                    render.Style(color=render.use_color())))
+    if not found:
+        click.echo(f"hint: {nothing_found_hint(filters, False)}")
 
 
 @cli.command(name="redact")
@@ -368,9 +454,7 @@ def export_cmd(app: App, table: str, fmt: str) -> None:
     libraries must never open one database file in the same process. Its output is redacted
     line by line on the way out: paths, cwds and ids come from journals.
     """
-    if not os.path.exists(app.db_path):
-        raise click.ClickException(f"no index at {app.db_path}; run `journal-index index` first")
-    app.store()  # refuses a file that is not ours; migrates ours, so the table exists
+    app.store()  # says so when there is no index; refuses a file that is not ours; migrates ours, so the table exists
     app.close()
     import subprocess
 
@@ -423,6 +507,7 @@ def demo_cmd(ctx: click.Context) -> None:
 
         step("index the sample journals", ["index"])
         step("what the index holds", ["status"])
+        step("the project's sessions, newest activity first", ["sessions", "--cwd", DEMO_CWD, "--limit", "3"])
         step("search a project tree", ["search", DEMO_QUERY, "--cwd", DEMO_CWD, "--limit", "3"])
         store = open_store(db)
         try:

@@ -23,6 +23,7 @@ from typing import Any
 
 from journal_index import backfill, indexer
 from journal_index.config import now_ms
+from journal_index.counts import count
 from journal_index.formats import FORMATS, RootLike
 from journal_index.store import Store
 
@@ -218,7 +219,8 @@ def preview_text(candidates: list[Candidate]) -> str:
         why = "; ".join(REASONS[r] for r in c.reasons)
         lines.append(f"{_size(c.size):>9}  {_age(c.age_hours):>5}  {c.path}\n{'':18}{why}")
     total = sum(c.size for c in candidates)
-    lines.append(f"{len(candidates)} junk journals, {_size(total)}; delete them with "
+    lines.append(f"{count(len(candidates), 'junk journal')}, {_size(total)}; delete "
+                 f"{'it' if len(candidates) == 1 else 'them'} with "
                  "`journal-index gc --confirm` (files changed meanwhile are kept)")
     return "\n".join(lines)
 
@@ -228,5 +230,5 @@ def confirm_text(result: ConfirmResult) -> str:
         return "nothing to delete: run `journal-index gc` first to see the candidates"
     lines = [f"deleted {p}" for p in result.deleted]
     lines += [f"kept {p}: {reason}" for p, reason in result.skipped]
-    lines.append(f"deleted {len(result.deleted)} journals, kept {len(result.skipped)}")
+    lines.append(f"deleted {count(len(result.deleted), 'journal')}, kept {len(result.skipped)}")
     return "\n".join(lines)

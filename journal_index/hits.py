@@ -3,36 +3,20 @@ but the WHERE fragments the filters make)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import UTC, datetime
 from typing import Any
 
 from journal_index.formats import FORMATS, KINDS
 from journal_index.scope import Scope
+from journal_index.time_bounds import TIME_EXAMPLE, parse_time_bound
 
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-TIME_EXAMPLE = "2026-09-01 (a local day) or 2026-09-01T14:30:00Z (an ISO-8601 time)"
+__all__ = ["HIT_COLUMNS", "TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "hits_of", "iso",
+           "parse_time_bound"]  # the time parser lives in time_bounds; query re-exports it from here
 
 
 class QueryError(ValueError):
     """Bad query input; the message names the accepted form."""
-
-
-def parse_time_bound(value: str, *, end: bool) -> int:
-    """``YYYY-MM-DD`` is a local day (its first or last millisecond); else an ISO-8601 time."""
-    value = value.strip()
-    try:
-        if _DAY.match(value):
-            day = date.fromisoformat(value)
-            moment = datetime.combine(day, time(23, 59, 59, 999000) if end else time(0, 0))
-            return int(moment.astimezone().timestamp() * 1000)
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise QueryError(f"cannot read the time {value!r}; use {TIME_EXAMPLE}") from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()
-    return int(moment.timestamp() * 1000)
 
 
 def iso(ms: int | None) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from journal_index.counts import count
 from journal_index.entry_text import ANSWER_END, ANSWER_START
 from journal_index.query import Hit, SearchResult, iso
 from journal_index.redact import redact
@@ -195,10 +196,11 @@ def status_text(info: dict[str, Any]) -> str:
         f"entries      {info['entries']} ({kinds})",
         f"summaries    {info['summaries']}",
         f"indexed      {info['indexedBytes'] / 1e6:.1f} MB of journals",
-        f"skipped      {info['skippedLines']} lines (malformed or unknown)",
+        f"skipped      {count(info['skippedLines'], 'line')} (malformed or unknown)",
     ]
     for agent, counts in info.get("byAgent", {}).items():
-        rows.append(f"  {agent:<10} {counts['sessions']} sessions, {counts['entries']} entries")
+        rows.append(f"  {agent:<10} {count(counts['sessions'], 'session')}, "
+                    f"{count(counts['entries'], 'entry', 'entries')}")
     for root in info.get("roots", []):
         state = "found" if root["exists"] else "not found"
         rows.append(f"root         {root['path']} ({root['agent'] or 'any agent'}, {state})")
@@ -208,3 +210,21 @@ def status_text(info: dict[str, Any]) -> str:
         rows.append(f"backfill     {backfill['done']}/{backfill['total']} journals ({state})")
     rows.append(f"sqlite       {info['sqliteVersion']} (apsw {info['apswVersion']})")
     return "\n".join(rows)
+
+
+def sessions_text(sessions: list[Any], scope_name: str, style: Style) -> str:
+    """One line per session (``sessions.SessionRow``): agent, id, start → last activity, entries,
+    folder, first user words; redacted whole (ids, folders and words come from journals)."""
+    if not sessions:
+        return f"sessions: none in {scope_name}."
+    lines = [f"sessions: {len(sessions)} in {scope_name}, newest activity first"]
+    for s in sessions:
+        start = (iso(s.started) or "?")[:16].replace("T", " ")
+        last = (iso(s.last_activity) or "?")[:16].replace("T", " ")
+        if last[:10] == start[:10]:
+            last = last[11:]  # the same day: its time is enough
+        words = f'  "{s.first_words}"' if s.first_words else ""
+        line = (f"{s.agent:<6} {_session(s.session_id, style)}  {start} → {last:<16} "
+                f"{count(s.entries, 'entry', 'entries'):>11}  {s.cwd or '?'}")
+        lines.append(redact(DIM + line + RESET if style.color else line) + redact(words))
+    return "\n".join(lines)

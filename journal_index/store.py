@@ -21,6 +21,7 @@ from typing import Any
 import apsw
 
 from journal_index.db_identity import APPLICATION_ID, identify
+from journal_index.index_errors import IndexFailure, classify
 
 BUSY_TIMEOUT_MS = 10_000
 # The FTS tables (both contentless, rowid = entries.rowid).
@@ -85,6 +86,14 @@ class StoreError(Exception):
 
 class NotOurIndexError(StoreError):
     """The index path holds something that is not our index; it was left untouched."""
+
+
+class UnwritableIndexError(StoreError):
+    """The index cannot be written: its disk is full, or it is read-only (``failure`` says which)."""
+
+    def __init__(self, failure: IndexFailure) -> None:
+        super().__init__(failure.line())
+        self.failure = failure
 
 
 @dataclass(frozen=True)
@@ -408,11 +417,16 @@ def open_store(path: str) -> Store:
         # Ours by its header or schema, yet unusable: the index is disposable.
         move_aside(path, type(exc).__name__)
         conn = _open_raw(path, create=True)
-    except apsw.CantOpenError as exc:
-        raise StoreError(f"cannot open the index {path}: "
-                         f"{'permission denied' if not os.access(path, os.R_OK | os.W_OK) else exc}") from exc
-    except apsw.IOError as exc:
-        raise StoreError(f"cannot open the index {path}: input/output error ({exc})") from exc
+    except (apsw.CantOpenError, apsw.IOError, apsw.FullError, apsw.ReadOnlyError) as exc:
+        failure = classify(exc, path)  # a full disk or a read-only index: say which, not "rebuild"
+        if failure is not None:
+            raise UnwritableIndexError(failure) from exc
+        if isinstance(exc, apsw.CantOpenError):
+            raise StoreError(f"cannot open the index {path}: "
+                             f"{'permission denied' if not os.access(path, os.R_OK | os.W_OK) else exc}") from exc
+        if isinstance(exc, apsw.IOError):
+            raise StoreError(f"cannot open the index {path}: input/output error ({exc})") from exc
+        raise
     return Store(conn, path)
 
 

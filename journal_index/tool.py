@@ -28,12 +28,15 @@ import apsw
 from journal_index import query, render
 from journal_index.agent_session import Host, current_journal, detect_host
 from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
+from journal_index.counts import count
 from journal_index.formats import Root
+from journal_index.index_errors import classify
 from journal_index.indexer import as_roots, discover, index_file
 from journal_index.ranking import match_quality
 from journal_index.scope import Scope, ScopeError, resolve_scope, resolve_session, session_within, wider_than
 from journal_index.status import backfill_progress
-from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover
+from journal_index.store import BROKEN_INDEX, Store, StoreError, UnwritableIndexError, open_store, recover
+from journal_index.time_bounds import TimeBoundError
 from journal_index.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
 
 EXCERPT_CHARS = 480
@@ -75,7 +78,7 @@ class IndexState:
         }
 
     def text(self) -> str:
-        parts = [f"index: {self.sessions} sessions"]
+        parts = [f"index: {count(self.sessions, 'session')}"]
         if self.current_path is None:
             parts.append("current session not found (its entries may show up)")
         elif self.current_error:
@@ -166,7 +169,7 @@ class MemoryTool:
                 return self._dispatch(store, args, state)
         except ToolError as exc:
             return self._error(exc, state)
-        except (query.QueryError, ScopeError, ConfigError) as exc:
+        except (query.QueryError, TimeBoundError, ScopeError, ConfigError) as exc:
             return self._error(bad_argument(str(exc), "fix that argument and call again"), state)
         except apsw.InterruptError:
             return self._error(ToolError("query_timeout", f"the query ran over {QUERY_SECONDS:g} s",
@@ -179,6 +182,9 @@ class MemoryTool:
             return self._error(ToolError("index_unavailable", "index unavailable, rebuilding; retry",
                                          "call again in a few seconds"), None)
         except apsw.Error as exc:
+            failure = classify(exc, self.db_path)  # a full disk or a read-only index: rebuilding cannot help
+            if failure is not None:
+                return self._error(ToolError(failure.code, failure.message, failure.hint), state)
             return self._error(ToolError("index_error", f"the index failed ({type(exc).__name__})",
                                          "retry; if it persists, run `journal-index rebuild`"), state)
         except Exception as exc:  # the host must never see a crash
@@ -190,6 +196,8 @@ class MemoryTool:
         if self._store is None:
             try:
                 self._store = open_store(self.db_path)
+            except UnwritableIndexError as exc:
+                raise ToolError(exc.failure.code, exc.failure.message, exc.failure.hint) from None
             except StoreError as exc:
                 raise ToolError("index_unavailable", str(exc), "retry in a moment") from None
         return self._store

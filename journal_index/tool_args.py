@@ -49,9 +49,11 @@ INPUT_SCHEMA: dict[str, Any] = {
         "sessionId": {"type": "string", "maxLength": 128,
                       "description": "A hit's session (a unique prefix is enough): read the entry there, or "
                                      "search that session with scope 'session' (default: your own)."},
-        "since": {"type": "string", "description": "From: 2026-09-01 (local day) or an ISO-8601 time."},
+        "since": {"type": "string",
+                  "description": "From: 2d, 3h, 30m, 1w (ago), today, yesterday, 2026-09-01 (local day) "
+                                 "or an ISO-8601 time."},
         "until": {"type": "string",
-                  "description": "Up to: 2026-09-30 (whole local day) or an ISO-8601 time."},
+                  "description": "Up to: the same forms (2026-09-30: the whole local day)."},
         "scope": {"type": "string", "enum": list(SCOPES),
                   "description": "Which sessions: this session, this project (default) or all; "
                                  "the operator may forbid wider ones."},

@@ -38,6 +38,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from journal_index import backfill, indexer
+from journal_index.counts import count
 from journal_index.formats import RootLike
 from journal_index.store import BROKEN_INDEX, Store, recover
 
@@ -312,7 +313,8 @@ class Watcher:
         self._first_backfill = False
         report = out.report
         if first:
-            self.log.info(f"backfill: {out.done}/{out.total} journals, {report.entries} new entries, "
+            self.log.info(f"backfill: {out.done}/{out.total} journals, "
+                          f"{count(report.entries, 'new entry', 'new entries')}, "
                           f"{report.bytes / 1e6:.1f} MB in {elapsed:.2f} s")
             for error in report.errors:
                 self.log.error(error)
@@ -342,10 +344,11 @@ class Watcher:
         elif r.removed:
             self.log.info(f"forgot {r.path} (deleted)")
         elif r.reset:
-            self.log.info(f"reindexed {r.path} after a rewrite: {r.entries} entries")
+            self.log.info(f"reindexed {r.path} after a rewrite: {count(r.entries, 'entry', 'entries')}")
         elif r.entries or r.skipped:
-            skipped = f", {r.skipped} lines skipped" if r.skipped else ""
-            self.log.info(f"indexed {r.path}: +{r.entries} entries ({r.bytes} bytes){skipped}")
+            skipped = f", {count(r.skipped, 'line')} skipped" if r.skipped else ""
+            self.log.info(f"indexed {r.path}: +{count(r.entries, 'entry', 'entries')} "
+                          f"({count(r.bytes, 'byte')}){skipped}")
         else:
             self.log.debug(f"unchanged {r.path}")
 
