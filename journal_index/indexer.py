@@ -1,8 +1,9 @@
 """Incremental indexing of journals from their stored byte cursors.
 
-Per journal: stat; skip when size and mtime are unchanged; otherwise check that what was
-indexed is still there (size ≥ cursor, same header line, same bytes just before the cursor)
-and start over from byte 0 when it is not. Then read blocks of complete lines (about 512 KiB)
+Per journal: stat; skip when size, mtime and ctime are unchanged and it is the same file
+(device and inode); otherwise check that what was indexed is still there (the same file, size ≥
+cursor, same header line, same bytes just before the cursor, no new ctime on an old size and
+mtime) and start over from byte 0 when it is not. Then read blocks of complete lines (about 512 KiB)
 and commit each block's rows, FTS terms and the new cursor in one short ``BEGIN IMMEDIATE``
 transaction, so a crash at any moment leaves a state from which the next pass yields exactly
 the from-scratch index.
@@ -290,12 +291,22 @@ class _Journal:
             self.result.removed = remove_file(self.store, self.path)
             return False
         known = self.store.one(
-            "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash, format, cwd FROM files WHERE path = ?",
+            "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash, format, cwd, dev, ino, ctime_ns "
+            "FROM files WHERE path = ?",
             (self.path,),
         )
-        if not self.rebuild and known is not None and known[2] == st.st_size and known[3] == st.st_mtime_ns:
-            self.result.unchanged = True
-            return False
+        # Another file now has this path (renamed over it: a new inode), or the same size and
+        # mtime came back with a new ctime (rewritten in place, its mtime put back): what was
+        # indexed is not trusted, whatever its head and anchor say. A row from before these were
+        # stored (NULL) is checked as for a change, and gets them recorded.
+        replaced = restamped = False
+        if known is not None:
+            replaced = known[9] is not None and (known[8], known[9]) != (st.st_dev, st.st_ino)
+            same_stamp = (known[2], known[3]) == (st.st_size, st.st_mtime_ns)
+            restamped = same_stamp and known[10] is not None and known[10] != st.st_ctime_ns
+            if not self.rebuild and same_stamp and not replaced and known[10] == st.st_ctime_ns:
+                self.result.unchanged = True
+                return False
         handle = open_journal(self.path)  # kept open across blocks, closed by close()
         self.handle, self.stat = handle, st
         header_line = _read_first_line(handle)
@@ -308,14 +319,14 @@ class _Journal:
             return False  # the header is still being written
         head_hash = fingerprint(header_line)
         head = _read_head(handle.fileno(), header_line)
-        if known is not None and head_hash == known[4]:
+        if known is not None and head_hash == known[4] and not replaced:
             fmt = FORMATS.get(known[6])
             if fmt is None:
                 self.close()
                 self.result.error = f"journal format {known[6]!r} is not known to this version"
                 return False
         else:
-            # New, or rewritten from its first line on: what it is now decides (as from scratch).
+            # New, replaced, or rewritten from its first line on: what it is now decides (as from scratch).
             fmt = choose_format(self.path, head, self.roots)
             if fmt is None:
                 self.close()
@@ -334,7 +345,8 @@ class _Journal:
             self.file_id, self.cursor = known[0], known[1]
             self.pending_cursor = self.cursor
             anchor = fingerprint(_bytes_before(handle.fileno(), self.cursor))
-            if self.rebuild or st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
+            if (self.rebuild or replaced or restamped or st.st_size < self.cursor or head_hash != known[4]
+                    or anchor != known[5]):
                 self._reset(header, head_hash)
             elif known[7] is None and header is not None and header.cwd is not None:
                 with self.store.write():  # the session's folder showed up in a later line
@@ -389,7 +401,8 @@ class _Journal:
             forget_file(self.store, self.file_id)
             self.store.conn.execute(
                 "UPDATE files SET cursor = 0, anchor_hash = ?, entries = 0, skipped = 0, name = NULL, "
-                "last_ts = NULL, size = NULL, mtime_ns = NULL, context_from = NULL WHERE id = ?",
+                "last_ts = NULL, size = NULL, mtime_ns = NULL, ctime_ns = NULL, dev = NULL, ino = NULL, "
+                "context_from = NULL WHERE id = ?",
                 (fingerprint(b""), self.file_id),
             )
             self._write_header(header, head_hash)
@@ -427,16 +440,18 @@ class _Journal:
         if extracted.compactions:
             self._mark_context(extracted.compactions[-1])
         skipped = extracted.skipped + block.skipped
+        assert self.stat is not None
+        # dev and ino: the file the rows up to the cursor came from (a new inode starts over).
         conn.execute(
             "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
             "name = coalesce(?, name), last_ts = max(coalesce(last_ts, 0), coalesce(?, 0)), "
-            "indexed_at = ? WHERE id = ?",
+            "indexed_at = ?, dev = ?, ino = ? WHERE id = ?",
             (block.end, fingerprint(block.anchor), len(extracted.rows), skipped, extracted.name,
-             extracted.last_ts, int(time.time() * 1000), self.file_id),
+             extracted.last_ts, int(time.time() * 1000), self.stat.st_dev, self.stat.st_ino, self.file_id),
         )
-        if block.final and self.stat is not None:
-            conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
-                         (self.stat.st_size, self.stat.st_mtime_ns, self.file_id))
+        if block.final:
+            conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE id = ?",
+                         (self.stat.st_size, self.stat.st_mtime_ns, self.stat.st_ctime_ns, self.file_id))
         self.applied.append((len(extracted.rows), skipped))
         self.pending_cursor = block.end
         return True
@@ -662,16 +677,19 @@ def choose_workers(store: Store, paths: list[str]) -> int:
 
 def pending_bytes(store: Store, paths: list[str]) -> Iterator[int]:
     """For each path, about how many bytes a pass would read: none when size and mtime are as
-    indexed, from the cursor when it grew, all of it when it shrank (0 for a vanished file)."""
-    known = {row[0]: (row[1], row[2], row[3]) for row in store.rows("SELECT path, cursor, size, mtime_ns FROM files")}
+    indexed, from the cursor when it grew, all of it when it shrank or is another file now
+    (0 for a vanished file)."""
+    known = {row[0]: row[1:] for row in store.rows("SELECT path, cursor, size, mtime_ns, dev, ino FROM files")}
     for path in paths:
         try:
             st = os.stat(path)
         except OSError:
             yield 0
             continue
-        cursor, size, mtime_ns = known.get(os.path.abspath(path), (0, None, None))
-        if size == st.st_size and mtime_ns == st.st_mtime_ns:
+        cursor, size, mtime_ns, dev, ino = known.get(os.path.abspath(path), (0, None, None, None, None))
+        if ino is not None and (dev, ino) != (st.st_dev, st.st_ino):
+            yield st.st_size
+        elif size == st.st_size and mtime_ns == st.st_mtime_ns:
             yield 0
         else:
             yield st.st_size - cursor if st.st_size >= cursor else st.st_size
