@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from journal_index import giant_line
 from journal_index.extract import LINK_WINDOW, CallSite, Extracted, Extractor, find_call
 from journal_index.formats import FORMATS, Header, JournalFormat, Root, choose_format, open_journal
 from journal_index.store import Store, stored_id, stored_kind
@@ -34,8 +35,6 @@ ANCHOR_BYTES = 4096
 # has no header line: the cwd is on its first conversational line).
 HEAD_BYTES = 256 * 1024
 LOOKBACK_FIRST_BYTES = 64 * 1024
-# A line longer than this is skipped (and counted) without being held in memory whole.
-MAX_LINE_BYTES = 64 << 20
 # One write transaction holds at most this much text (or one block), or this many rows or
 # blocks, of one journal or of several small ones: fewer FTS segments to merge, and each
 # transaction's CPU time about 20 ms (about 30 Mchar/s into the two FTS tables), so it stays
@@ -126,16 +125,21 @@ class Block:
     data: bytes
     start: int  # file offset of data[0]
     end: int  # the cursor after this block
-    skipped: int  # over-long lines dropped just before this block
+    skipped: int  # lines dropped just before this block (none any more: a giant is a block)
     anchor: bytes  # the ANCHOR_BYTES just before ``end``
     final: bool = False  # the last block of this pass: record size and mtime
+    # A block of one line too long to hold whole (``data`` is empty): its head and tail. The
+    # writer parses it (a worker's parse of the block's data is empty).
+    giant: giant_line.Giant | None = None
 
 
 def _read_first_line(handle: BinaryIO) -> bytes | None:
-    """The header line, or None while it is still being written (no newline yet)."""
+    """The header line (a giant's first bytes), or None while it is still being written (no
+    newline yet)."""
     parts: list[bytes] = []
     total, position = 0, 0
-    while total <= MAX_LINE_BYTES:
+    line_limit = giant_line.limit()
+    while total <= line_limit:
         chunk = os.pread(handle.fileno(), 64 * 1024, position)
         if not chunk:
             return None
@@ -146,7 +150,7 @@ def _read_first_line(handle: BinaryIO) -> bytes | None:
             return b"".join(parts)
         parts.append(chunk)
         total += len(chunk)
-    return b"".join(parts)[:MAX_LINE_BYTES]
+    return b"".join(parts)[:line_limit]
 
 
 def _read_head(fd: int, first_line: bytes) -> bytes:
@@ -183,8 +187,10 @@ def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_
             if line_start == 0 and start > 0:
                 break  # the line begins before what was read: look further back, or give up
             line_end = data.find(b"\n", at)
-            site = find_call(fmt, call_id, data[line_start:line_end if line_end >= 0 else len(data)],
-                             start + line_start)
+            line_end = line_end if line_end >= 0 else len(data)
+            # A giant line's calls are never linked (a pass does not remember them either).
+            site = (find_call(fmt, call_id, data[line_start:line_end], start + line_start)
+                    if line_end - line_start <= giant_line.limit() else None)
             if site is not None:
                 return site
             at = data.rfind(needle, 0, line_start)
@@ -196,49 +202,78 @@ def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_
 def read_blocks(fd: int, cursor: int) -> Iterator[Block]:
     """Blocks of complete lines from ``cursor`` on; the last one is marked final.
 
-    An over-long line is dropped as its bytes arrive; the cursor stays at its start until
-    its newline is seen, so a line still being written is never lost.
+    A line longer than :func:`giant_line.limit` is a block of its own holding only its head
+    and tail, kept as its bytes arrive (never the whole line in memory); the cursor stays at
+    its start until its newline is seen, so a line still being written is never lost.
     """
+    line_limit = giant_line.limit()
     window = _bytes_before(fd, cursor)  # the bytes just before buffer_start
     buffer, buffer_start, position = b"", cursor, cursor
-    skipping, skipped = False, 0
+    giant: giant_line.GiantReader | None = None  # the long line being read
     pending: Block | None = None
     while chunk := os.pread(fd, CHUNK_BYTES, position):
         position += len(chunk)
-        if skipping:
+        ready: list[Block] = []
+        if giant is not None:
             newline = chunk.find(b"\n")
-            consumed = len(chunk) if newline < 0 else newline + 1
-            window = _tail(window, chunk[:consumed])
-            buffer_start += consumed
+            piece = chunk if newline < 0 else chunk[:newline + 1]
+            window = _tail(window, piece)
             if newline < 0:
+                giant.add(piece)
                 continue
-            skipping, skipped = False, skipped + 1
-            chunk = chunk[consumed:]
+            giant.add(piece[:-1])
+            ready.append(Block(b"", buffer_start, buffer_start + giant.length + 1, 0, window, giant=giant.done()))
+            buffer_start += giant.length + 1
+            giant = None
+            chunk = chunk[newline + 1:]
         buffer += chunk
         cut = buffer.rfind(b"\n") + 1
         if cut:
             data, buffer = buffer[:cut], buffer[cut:]
-            window = _tail(window, data)
+            for start, lines, long_line in _runs(data, buffer_start, line_limit):
+                window = _tail(window, lines)
+                if long_line:
+                    ready.append(Block(b"", start, start + len(lines), 0, window,
+                                       giant=giant_line.Giant.of(start, lines[:-1])))
+                else:
+                    ready.append(Block(lines, start, start + len(lines), 0, window))
+            buffer_start += cut
+        if len(buffer) > line_limit:
+            window = _tail(window, buffer)
+            giant = giant_line.GiantReader(buffer_start, buffer)
+            buffer = b""
+        for block in ready:
             if pending is not None:
                 yield pending
-            pending = Block(data, buffer_start, buffer_start + cut, skipped, window)
-            buffer_start += cut
-            skipped = 0
-        if len(buffer) > MAX_LINE_BYTES:
-            window = _tail(window, buffer)
-            buffer_start += len(buffer)
-            buffer, skipping = b"", True
-    if skipping:  # the long line is unfinished: keep the cursor before it, look again later
+            pending = block
+    if giant is not None:  # the long line is unfinished: keep the cursor before it, look again later
         if pending is not None:
             yield pending
         return
-    if pending is not None and skipped == 0:
+    if pending is not None:
         pending.final = True
         yield pending
         return
-    if pending is not None:
-        yield pending
-    yield Block(b"", buffer_start, buffer_start, skipped, window, final=True)
+    yield Block(b"", buffer_start, buffer_start, 0, window, final=True)
+
+
+def _runs(data: bytes, start: int, line_limit: int) -> Iterator[tuple[int, bytes, bool]]:
+    """(offset, bytes, long) for runs of complete lines: each line longer than ``line_limit``
+    alone (long), the lines between together. Only data longer than the limit can hold one."""
+    if len(data) <= line_limit:
+        yield start, data, False
+        return
+    run_start = at = 0
+    while at < len(data):
+        newline = data.find(b"\n", at)
+        if newline - at > line_limit:
+            if at > run_start:
+                yield start + run_start, data[run_start:at], False
+            yield start + at, data[at:newline + 1], True
+            run_start = newline + 1
+        at = newline + 1
+    if run_start < len(data):
+        yield start + run_start, data[run_start:], False
 
 
 def forget_file(store: Store, file_id: int) -> None:
@@ -362,6 +397,16 @@ class _Journal:
     def extract(self, block: Block) -> Extracted:
         assert self.extractor is not None
         return self.extractor.block(block.data, block.start)
+
+    def extract_giant(self, giant: giant_line.Giant) -> Extracted:
+        """The rows and terms of a line too long to hold whole, from its condensed form; a
+        result finds its call in the bytes before it, as a pass starting there would."""
+        line = giant_line.condensed_line(giant)
+        if line is None or self.fmt is None or self.handle is None:
+            return Extracted(skipped=1)
+        fd, fmt = self.handle.fileno(), self.fmt
+        extractor = Extractor(fmt, lambda call_id, at: lookback(fd, fmt, giant.offset, call_id, at))
+        return extractor.line(line, giant.offset, giant.length)
 
     def close(self) -> None:
         if self.handle is not None:
@@ -501,6 +546,8 @@ class _Writer:
     def add(self, journal: _Journal, block: Block, extracted: Extracted) -> None:
         if journal.conflicted:
             return
+        if block.giant is not None:  # parsed here, outside any transaction, whoever read it
+            extracted = journal.extract_giant(block.giant)
         chars = sum(len(text) for _, text in extracted.terms) + sum(len(text) for _, text in extracted.bulk)
         if self.items and self.chars + chars > GROUP_CHARS:
             self.flush()  # a transaction holds at most GROUP_CHARS of text, or one block

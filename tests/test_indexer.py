@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_index import indexer
+from journal_index import giant_line, indexer
 from journal_index.indexer import discover, index_file, index_files
 from journal_index.store import Store
 from tests.conftest import FIXTURES
@@ -217,7 +217,7 @@ def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions
 
 def test_bad_lines_are_counted_and_good_lines_around_them_indexed(store: Store, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexer, "MAX_LINE_BYTES", 10_000)
+    monkeypatch.setattr(giant_line, "GIANT_LINE_BYTES", 10_000)
     path = tmp_path / "hostile.jsonl"
 
     def msg(entry_id: str, text: str) -> bytes:
@@ -302,7 +302,7 @@ def test_transactions_spanning_journals_give_the_same_index(store: Store, sessio
 
 def test_a_long_line_at_the_end_waits_for_its_newline(store: Store, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexer, "MAX_LINE_BYTES", 5_000)
+    monkeypatch.setattr(giant_line, "GIANT_LINE_BYTES", 5_000)
     monkeypatch.setattr(indexer, "CHUNK_BYTES", 1024)
     path = tmp_path / "long.jsonl"
     header = b'{"type":"session","version":3,"id":"s","cwd":"/w"}\n'
