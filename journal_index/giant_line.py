@@ -39,6 +39,9 @@ _TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[{}\[\]:,]|[^{}\[\]:,"\s]++|\s++', r
 _STRING_BODY = re.compile(rb'(?:[^"\\]++|\\u[0-9a-fA-F]{4}|\\[^u])*+')
 _HIGH_SURROGATE_END = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
 _CLOSER_OF = {b"{": b"}", b"[": b"]"}
+# A space, or a line break or tab as JSON escapes them; looked for this far from a cut.
+_SPACE = re.compile(rb" |\\[nrt]")
+_SPACE_REACH = 1024
 
 
 def limit() -> int:
@@ -108,7 +111,11 @@ def condensed_line(giant: Giant) -> bytes | None:
     cut = _head_cut(giant.head)
     if cut is None:
         return None
-    position, closers = cut
+    text_start, position, closers = cut
+    # Cut at a space or line break where one is near, so no token (a secret) is shown cut short,
+    # where redaction would no longer recognize it.
+    space = _last_space(giant.head, max(text_start, position - _SPACE_REACH), position)
+    position = space if space is not None else position
     tail_text = _tail_text(giant.tail)
     size = f"{giant.length / 1e6:.1f} MB"
     if tail_text:
@@ -119,8 +126,17 @@ def condensed_line(giant: Giant) -> bytes | None:
     return giant.head[:position] + orjson.dumps(note + tail_text)[1:-1] + b'"' + closers
 
 
-def _head_cut(head: bytes) -> tuple[int, bytes] | None:
-    """Where to cut the head inside a string value, and what closes the JSON after it.
+def _last_space(data: bytes, start: int, end: int) -> int | None:
+    """The position just after the last space or escaped line break or tab in data[start:end]."""
+    found = None
+    for found_match in _SPACE.finditer(data, start, end):
+        found = found_match.end()
+    return found
+
+
+def _head_cut(head: bytes) -> tuple[int, int, bytes] | None:
+    """Where the string value to cut begins and where to cut it in the head, and what closes
+    the JSON after it.
 
     The head is cut where it ends if that is inside a string value, else just before the
     closing quote of the last string value it holds. None when it holds none, or is not the
@@ -128,7 +144,7 @@ def _head_cut(head: bytes) -> tuple[int, bytes] | None:
     """
     stack: list[bytes] = []
     expect_key = False
-    last_value: tuple[int, list[bytes]] | None = None  # (end of its text, containers open there)
+    last_value: tuple[int, int, list[bytes]] | None = None  # (start, end of its text, containers open)
     position = 0
     while position < len(head):
         char = head[position : position + 1]
@@ -137,13 +153,13 @@ def _head_cut(head: bytes) -> tuple[int, bytes] | None:
             if char != b'"' or expect_key or not stack:
                 break
             end = _whole_characters(head, position + 1)
-            return end, _closers(stack)
+            return position + 1, end, _closers(stack)
         text = token.group()
         if not stack and text[:1] != b"{" and not text.isspace():
             return None  # not a JSON object
         if text[:1] == b'"':
             if not expect_key:
-                last_value = (token.end() - 1, list(stack))
+                last_value = (position + 1, token.end() - 1, list(stack))
         elif text in _CLOSER_OF:
             stack.append(text)
             expect_key = text == b"{"
@@ -159,7 +175,7 @@ def _head_cut(head: bytes) -> tuple[int, bytes] | None:
         position = token.end()
     if last_value is None:
         return None
-    return last_value[0], _closers(last_value[1])
+    return last_value[0], last_value[1], _closers(last_value[2])
 
 
 def _closers(stack: list[bytes]) -> bytes:
@@ -222,7 +238,8 @@ def _tail_text(tail: bytes) -> str:
         return ""
     if tail[quotes[0] + 1 :].lstrip()[:1] == b":":
         return ""  # it starts inside a key: the long string ended before the tail
-    fragment = tail[start : quotes[0]]
+    first_space = _SPACE.search(tail, start, min(quotes[0], start + _SPACE_REACH))
+    fragment = tail[first_space.end() if first_space else start : quotes[0]]
     for skip in range(13):  # past a low surrogate whose high half lies before the tail
         try:
             text = orjson.loads(b'"' + fragment[skip:] + b'"')

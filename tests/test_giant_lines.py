@@ -239,3 +239,21 @@ def test_a_200_mb_line_is_indexed_within_the_memory_bound(tmp_path: Path) -> Non
     last, _ = cli(db, root, "read", "giant001", "--scope", "global", "--offset", str(page["totalChars"] - 100),
                   env={})
     assert last["text"].endswith("gianttailword")
+
+
+def test_no_token_is_shown_cut_short_at_either_cut(tmp_path: Path) -> None:
+    """A secret the head ends in, or the tail starts in, would no longer look like one: the
+    cuts move to a space nearby, so no piece of it is shown."""
+    text = "words " * 2000 + SECRET_HEAD + " middle " * 3000 + SECRET_TAIL + " the end" * 100
+    line = dump({"type": "message", "id": "dddd0001", "parentId": None, "timestamp": "2026-09-01T10:00:00.000Z",
+                 "message": {"role": "user", "content": text}})[:-1]
+    in_head = line.index(SECRET_HEAD.encode()) + 12
+    in_tail = line.index(SECRET_TAIL.encode()) - 40  # the tail's text starts 64 bytes in: 24 into it
+    condensed = giant_line.condensed_line(giant_line.Giant(0, len(line), line[:in_head], line[in_tail:]))
+    assert condensed is not None
+    parsed = get_format("pi").parse_line(condensed, 0)
+    assert isinstance(parsed, Entry) and parsed.entry_id == "dddd0001"
+    shown = parsed.parts[0]
+    assert shown.startswith("words words") and shown.endswith(" the end") and NOTE in shown
+    for secret in (SECRET_HEAD, SECRET_TAIL):
+        assert secret[:6] not in shown and secret[12:20] not in shown
