@@ -126,6 +126,13 @@ def condensed_line(giant: Giant) -> bytes | None:
     return giant.head[:position] + orjson.dumps(note + tail_text)[1:-1] + b'"' + closers
 
 
+def condensed_start(start: bytes) -> bytes | None:
+    """A giant first line's start as one JSON line (for recognizing the journal and reading
+    its session: its end is not known yet)."""
+    head_size, _ = window_sizes(limit())
+    return condensed_line(Giant(0, len(start), start[:head_size], b""))
+
+
 def _last_space(data: bytes, start: int, end: int) -> int | None:
     """The position just after the last space or escaped line break or tab in data[start:end]."""
     found = None

@@ -154,7 +154,10 @@ def _read_first_line(handle: BinaryIO) -> bytes | None:
 
 
 def _read_head(fd: int, first_line: bytes) -> bytes:
-    """The complete lines within the first HEAD_BYTES (at least the first line)."""
+    """The complete lines within the first HEAD_BYTES (at least the first line; a giant first
+    line as the JSON its start makes, so a journal opening with one is still recognized)."""
+    if len(first_line) >= giant_line.limit():
+        return giant_line.condensed_start(first_line) or first_line
     data = os.pread(fd, HEAD_BYTES, 0)
     cut = data.rfind(b"\n")
     return data[:cut] if cut >= len(first_line) else first_line

@@ -257,3 +257,19 @@ def test_no_token_is_shown_cut_short_at_either_cut(tmp_path: Path) -> None:
     assert shown.startswith("words words") and shown.endswith(" the end") and NOTE in shown
     for secret in (SECRET_HEAD, SECRET_TAIL):
         assert secret[:6] not in shown and secret[12:20] not in shown
+
+
+def test_a_journal_opening_with_a_giant_line_is_still_recognized(tmp_path: Path) -> None:
+    """Claude Code has no header line: its session and folder are read from the first lines,
+    and a giant can be the first of them."""
+    root = tmp_path / "sessions"
+    journal = AGENTS["claude"][0](root)
+    claude_journal(journal, big_output(2))
+    lines = journal.read_bytes().split(b"\n")
+    journal.write_bytes(b"\n".join([lines[2], lines[0], lines[1], lines[3]]) + b"\n")  # the giant first
+    db = tmp_path / "index.db"
+    env = {giant_line.GIANT_LINE_ENV: "1000000"}
+    report, _ = cli(db, root, "index", env=env)
+    assert report["ignoredFiles"] == 0 and report["entries"] == 4
+    found, _ = cli(db, root, "search", "gianttailword", "--scope", "global", env=env)
+    assert [r["cwd"] for r in found["results"]] == [CWD]  # its session was read from the giant
