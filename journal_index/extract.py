@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from journal_index.entry_text import call_summary, index_texts
-from journal_index.formats import Entry, JournalFormat, SessionName, Skip, ToolCall, split_objects
+from journal_index.formats import Entry, JournalFormat, Parsed, SessionName, Skip, ToolCall, split_objects
 from journal_index.redact import redact
 from journal_index.text_forms import index_form, indexed_part
 
@@ -109,13 +109,23 @@ class Extractor:
         out = Extracted()
         for line_offset, raw in lines_of(data, base_offset):
             for offset, line, parsed in parse_salvaging(self.fmt, raw, line_offset):
-                if isinstance(parsed, Entry):
-                    self._entry(out, parsed, offset, len(line))
-                elif isinstance(parsed, SessionName):
-                    out.name = redact(parsed.name)
-                elif parsed is not Skip.NOT_INDEXED:
-                    out.skipped += 1
+                self._parsed(out, parsed, offset, len(line))
         return out
+
+    def line(self, line: bytes, offset: int, length: int) -> Extracted:
+        """Rows and terms of one line standing for the ``length`` bytes at ``offset`` (a giant
+        line's condensed form, :mod:`journal_index.giant_line`)."""
+        out = Extracted()
+        self._parsed(out, self.fmt.parse_line(line, offset), offset, length)
+        return out
+
+    def _parsed(self, out: Extracted, parsed: Parsed, offset: int, length: int) -> None:
+        if isinstance(parsed, Entry):
+            self._entry(out, parsed, offset, length)
+        elif isinstance(parsed, SessionName):
+            out.name = redact(parsed.name)
+        elif parsed is not Skip.NOT_INDEXED:
+            out.skipped += 1
 
     def _entry(self, out: Extracted, entry: Entry, offset: int, length: int) -> None:
         self._remember(entry, offset, length)

@@ -7,14 +7,17 @@ current one (``--current``), the newest journal of the process's folder, anythin
 is not up to date, anything that is not a plain file inside the session roots, and the
 journals of an agent whose format does not allow it (another agent's resume reads them).
 
-``preview`` records each candidate's size and mtime; ``confirm`` deletes only those files, only
-while both are unchanged (DESIGN invariant 1), forgets their rows and terms, and clears the
-preview. Journals are the source of truth: this is the only code that deletes one.
+``preview`` records what identifies each candidate (device, inode, size, mtime, ctime and a hash
+of its first bytes); ``confirm`` deletes only those files, only while all of it is unchanged
+(DESIGN invariant 1), forgets their rows and terms, and clears the preview. A file put in a
+listed one's place (renamed over it) is another file and is kept. Journals are the source of
+truth: this is the only code that deletes one.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -28,6 +31,8 @@ from journal_index.formats import FORMATS, RootLike
 from journal_index.store import Store
 
 QUIET_HOURS = 24
+# How much of a journal's start the preview hashes (its header and first entries).
+HEAD_HASH_BYTES = 64 * 1024
 TEMP_DIRS = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/folders")
 REASONS = {
     "temp-cwd": "ran under a temporary folder",
@@ -47,6 +52,48 @@ class Candidate:
     def as_json(self) -> dict[str, Any]:
         return {"path": self.path, "size": self.size, "ageHours": round(self.age_hours, 1),
                 "reasons": self.reasons}
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What tells one file from another put at its path: a journal renamed over a listed one
+    has another inode; one rewritten in place with its size and mtime put back has another
+    ctime, and most likely another head."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    head_hash: str
+
+    def difference(self, other: FileIdentity) -> str | None:
+        """Why ``other`` is not this file as it was, or None when nothing differs."""
+        if (self.dev, self.ino) != (other.dev, other.ino):
+            return "replaced by another file since the preview"
+        if self != other:
+            return "changed since the preview"
+        return None
+
+
+def _open_plain(path: str) -> int:
+    """A read-only descriptor of ``path`` itself (never through a symlink, never blocking on a FIFO)."""
+    return os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+
+
+def identity_of(fd: int) -> FileIdentity:
+    st = os.fstat(fd)
+    head = os.pread(fd, HEAD_HASH_BYTES, 0)
+    return FileIdentity(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                        indexer.fingerprint(head))
+
+
+def identity_at(path: str) -> FileIdentity:
+    fd = _open_plain(path)
+    try:
+        return identity_of(fd)
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -155,45 +202,87 @@ def preview(store: Store, roots: Iterable[RootLike], current: str | None = None,
     """Index the roots, list the candidates, and remember exactly that list for ``confirm``."""
     roots = list(roots)
     refresh(store, roots)
-    candidates = find_candidates(store, roots, current, cwd)
+    shown: list[tuple[Candidate, FileIdentity]] = []
+    for candidate in find_candidates(store, roots, current, cwd):
+        try:
+            identity = identity_at(candidate.path)
+        except OSError:
+            continue  # gone or unreadable since it was judged
+        if (identity.size, identity.mtime_ns) == (candidate.size, candidate.mtime_ns):
+            shown.append((candidate, identity))
     stamp = now_ms()
     with store.write():
         store.conn.execute("DELETE FROM gc_preview")
         store.conn.executemany(
-            "INSERT INTO gc_preview(path, size, mtime_ns, reasons, previewed_at) VALUES(?, ?, ?, ?, ?)",
-            [(c.path, c.size, c.mtime_ns, ",".join(c.reasons), stamp) for c in candidates],
+            "INSERT INTO gc_preview(path, size, mtime_ns, reasons, previewed_at, dev, ino, ctime_ns, head_hash) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(c.path, i.size, i.mtime_ns, ",".join(c.reasons), stamp, i.dev, i.ino, i.ctime_ns, i.head_hash)
+             for c, i in shown],
         )
-    return candidates
+    return [c for c, _ in shown]
 
 
 def confirm(store: Store, roots: Iterable[RootLike],
             current: str | None = None) -> ConfirmResult:
     """Delete the journals the last preview listed that are unchanged since; clear the preview."""
     roots = list(roots)
-    listed = store.rows("SELECT path, size, mtime_ns FROM gc_preview ORDER BY path")
+    listed = store.rows("SELECT path, size, mtime_ns, dev, ino, ctime_ns, head_hash FROM gc_preview ORDER BY path")
     result = ConfirmResult(had_preview=bool(listed))
     current_real = os.path.realpath(current) if current else None
-    for path, size, mtime_ns in listed:
+    for path, size, mtime_ns, dev, ino, ctime_ns, head_hash in listed:
         reason = unsafe_reason(path, roots)
         if reason is None and current_real == os.path.realpath(path):
             reason = "the current session"
+        if reason is None and None in (dev, ino, ctime_ns, head_hash):
+            reason = "listed by an older journal-index; run `journal-index gc` again to see it"
         if reason is None:
-            st = os.lstat(path)
-            if st.st_size != size or st.st_mtime_ns != mtime_ns:
-                reason = "changed since the preview"
+            try:
+                reason = delete_if_same(path, FileIdentity(dev, ino, size, mtime_ns, ctime_ns, head_hash))
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
         if reason is not None:
             result.skipped.append((path, reason))
-            continue
-        try:
-            os.remove(path)
-        except OSError as exc:
-            result.skipped.append((path, exc.strerror or str(exc)))
             continue
         indexer.remove_file(store, path)
         result.deleted.append(path)
     with store.write():
         store.conn.execute("DELETE FROM gc_preview")
     return result
+
+
+def delete_if_same(path: str, shown: FileIdentity) -> str | None:
+    """Delete ``path`` if it is still the file the preview showed; else say why it is kept.
+
+    A path names whatever file is there at the moment, so checking and then deleting by name
+    could delete a file put there in between. The listed file is checked through a descriptor
+    held open (its inode cannot be reused meanwhile), then moved to a hidden name of its own in
+    the same folder; only what that name then holds, if it is still that inode, is deleted.
+    """
+    fd = _open_plain(path)
+    try:
+        differs = shown.difference(identity_of(fd))
+        if differs is not None:
+            return differs
+        folder, name = os.path.split(path)
+        aside = os.path.join(folder, f".{name}.gc-{secrets.token_hex(6)}")
+        os.rename(path, aside)
+        st = os.lstat(aside)
+        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != (shown.dev, shown.ino, shown.size, shown.mtime_ns):
+            return _put_back(aside, path)  # replaced, or written to, in the last instant
+        os.remove(aside)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _put_back(aside: str, path: str) -> str:
+    """Give a file moved aside its name again, never over a file that took the name since."""
+    try:
+        os.link(aside, path)
+    except OSError:
+        return f"changed while being deleted; kept as {aside}"
+    os.remove(aside)
+    return "changed while being deleted"
 
 
 def _size(n: int) -> str:

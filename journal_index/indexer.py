@@ -1,8 +1,9 @@
 """Incremental indexing of journals from their stored byte cursors.
 
-Per journal: stat; skip when size and mtime are unchanged; otherwise check that what was
-indexed is still there (size ≥ cursor, same header line, same bytes just before the cursor)
-and start over from byte 0 when it is not. Then read blocks of complete lines (about 512 KiB)
+Per journal: stat; skip when size, mtime and ctime are unchanged and it is the same file
+(device and inode); otherwise check that what was indexed is still there (the same file, size ≥
+cursor, same header line, same bytes just before the cursor, no new ctime on an old size and
+mtime) and start over from byte 0 when it is not. Then read blocks of complete lines (about 512 KiB)
 and commit each block's rows, FTS terms and the new cursor in one short ``BEGIN IMMEDIATE``
 transaction, so a crash at any moment leaves a state from which the next pass yields exactly
 the from-scratch index.
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from journal_index import giant_line
 from journal_index.extract import LINK_WINDOW, CallSite, Extracted, Extractor, find_call
 from journal_index.formats import FORMATS, Header, JournalFormat, Root, choose_format, open_journal
 from journal_index.store import Store, stored_id, stored_kind
@@ -33,8 +35,6 @@ ANCHOR_BYTES = 4096
 # has no header line: the cwd is on its first conversational line).
 HEAD_BYTES = 256 * 1024
 LOOKBACK_FIRST_BYTES = 64 * 1024
-# A line longer than this is skipped (and counted) without being held in memory whole.
-MAX_LINE_BYTES = 64 << 20
 # One write transaction holds at most this much text (or one block), or this many rows or
 # blocks, of one journal or of several small ones: fewer FTS segments to merge, and each
 # transaction's CPU time about 20 ms (about 30 Mchar/s into the two FTS tables), so it stays
@@ -125,16 +125,21 @@ class Block:
     data: bytes
     start: int  # file offset of data[0]
     end: int  # the cursor after this block
-    skipped: int  # over-long lines dropped just before this block
+    skipped: int  # lines dropped just before this block (none any more: a giant is a block)
     anchor: bytes  # the ANCHOR_BYTES just before ``end``
     final: bool = False  # the last block of this pass: record size and mtime
+    # A block of one line too long to hold whole (``data`` is empty): its head and tail. The
+    # writer parses it (a worker's parse of the block's data is empty).
+    giant: giant_line.Giant | None = None
 
 
 def _read_first_line(handle: BinaryIO) -> bytes | None:
-    """The header line, or None while it is still being written (no newline yet)."""
+    """The header line (a giant's first bytes), or None while it is still being written (no
+    newline yet)."""
     parts: list[bytes] = []
     total, position = 0, 0
-    while total <= MAX_LINE_BYTES:
+    line_limit = giant_line.limit()
+    while total <= line_limit:
         chunk = os.pread(handle.fileno(), 64 * 1024, position)
         if not chunk:
             return None
@@ -145,11 +150,14 @@ def _read_first_line(handle: BinaryIO) -> bytes | None:
             return b"".join(parts)
         parts.append(chunk)
         total += len(chunk)
-    return b"".join(parts)[:MAX_LINE_BYTES]
+    return b"".join(parts)[:line_limit]
 
 
 def _read_head(fd: int, first_line: bytes) -> bytes:
-    """The complete lines within the first HEAD_BYTES (at least the first line)."""
+    """The complete lines within the first HEAD_BYTES (at least the first line; a giant first
+    line as the JSON its start makes, so a journal opening with one is still recognized)."""
+    if len(first_line) >= giant_line.limit():
+        return giant_line.condensed_start(first_line) or first_line
     data = os.pread(fd, HEAD_BYTES, 0)
     cut = data.rfind(b"\n")
     return data[:cut] if cut >= len(first_line) else first_line
@@ -182,8 +190,10 @@ def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_
             if line_start == 0 and start > 0:
                 break  # the line begins before what was read: look further back, or give up
             line_end = data.find(b"\n", at)
-            site = find_call(fmt, call_id, data[line_start:line_end if line_end >= 0 else len(data)],
-                             start + line_start)
+            line_end = line_end if line_end >= 0 else len(data)
+            # A giant line's calls are never linked (a pass does not remember them either).
+            site = (find_call(fmt, call_id, data[line_start:line_end], start + line_start)
+                    if line_end - line_start <= giant_line.limit() else None)
             if site is not None:
                 return site
             at = data.rfind(needle, 0, line_start)
@@ -195,49 +205,78 @@ def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_
 def read_blocks(fd: int, cursor: int) -> Iterator[Block]:
     """Blocks of complete lines from ``cursor`` on; the last one is marked final.
 
-    An over-long line is dropped as its bytes arrive; the cursor stays at its start until
-    its newline is seen, so a line still being written is never lost.
+    A line longer than :func:`giant_line.limit` is a block of its own holding only its head
+    and tail, kept as its bytes arrive (never the whole line in memory); the cursor stays at
+    its start until its newline is seen, so a line still being written is never lost.
     """
+    line_limit = giant_line.limit()
     window = _bytes_before(fd, cursor)  # the bytes just before buffer_start
     buffer, buffer_start, position = b"", cursor, cursor
-    skipping, skipped = False, 0
+    giant: giant_line.GiantReader | None = None  # the long line being read
     pending: Block | None = None
     while chunk := os.pread(fd, CHUNK_BYTES, position):
         position += len(chunk)
-        if skipping:
+        ready: list[Block] = []
+        if giant is not None:
             newline = chunk.find(b"\n")
-            consumed = len(chunk) if newline < 0 else newline + 1
-            window = _tail(window, chunk[:consumed])
-            buffer_start += consumed
+            piece = chunk if newline < 0 else chunk[:newline + 1]
+            window = _tail(window, piece)
             if newline < 0:
+                giant.add(piece)
                 continue
-            skipping, skipped = False, skipped + 1
-            chunk = chunk[consumed:]
+            giant.add(piece[:-1])
+            ready.append(Block(b"", buffer_start, buffer_start + giant.length + 1, 0, window, giant=giant.done()))
+            buffer_start += giant.length + 1
+            giant = None
+            chunk = chunk[newline + 1:]
         buffer += chunk
         cut = buffer.rfind(b"\n") + 1
         if cut:
             data, buffer = buffer[:cut], buffer[cut:]
-            window = _tail(window, data)
+            for start, lines, long_line in _runs(data, buffer_start, line_limit):
+                window = _tail(window, lines)
+                if long_line:
+                    ready.append(Block(b"", start, start + len(lines), 0, window,
+                                       giant=giant_line.Giant.of(start, lines[:-1])))
+                else:
+                    ready.append(Block(lines, start, start + len(lines), 0, window))
+            buffer_start += cut
+        if len(buffer) > line_limit:
+            window = _tail(window, buffer)
+            giant = giant_line.GiantReader(buffer_start, buffer)
+            buffer = b""
+        for block in ready:
             if pending is not None:
                 yield pending
-            pending = Block(data, buffer_start, buffer_start + cut, skipped, window)
-            buffer_start += cut
-            skipped = 0
-        if len(buffer) > MAX_LINE_BYTES:
-            window = _tail(window, buffer)
-            buffer_start += len(buffer)
-            buffer, skipping = b"", True
-    if skipping:  # the long line is unfinished: keep the cursor before it, look again later
+            pending = block
+    if giant is not None:  # the long line is unfinished: keep the cursor before it, look again later
         if pending is not None:
             yield pending
         return
-    if pending is not None and skipped == 0:
+    if pending is not None:
         pending.final = True
         yield pending
         return
-    if pending is not None:
-        yield pending
-    yield Block(b"", buffer_start, buffer_start, skipped, window, final=True)
+    yield Block(b"", buffer_start, buffer_start, 0, window, final=True)
+
+
+def _runs(data: bytes, start: int, line_limit: int) -> Iterator[tuple[int, bytes, bool]]:
+    """(offset, bytes, long) for runs of complete lines: each line longer than ``line_limit``
+    alone (long), the lines between together. Only data longer than the limit can hold one."""
+    if len(data) <= line_limit:
+        yield start, data, False
+        return
+    run_start = at = 0
+    while at < len(data):
+        newline = data.find(b"\n", at)
+        if newline - at > line_limit:
+            if at > run_start:
+                yield start + run_start, data[run_start:at], False
+            yield start + at, data[at:newline + 1], True
+            run_start = newline + 1
+        at = newline + 1
+    if run_start < len(data):
+        yield start + run_start, data[run_start:], False
 
 
 def forget_file(store: Store, file_id: int) -> None:
@@ -290,12 +329,22 @@ class _Journal:
             self.result.removed = remove_file(self.store, self.path)
             return False
         known = self.store.one(
-            "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash, format, cwd FROM files WHERE path = ?",
+            "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash, format, cwd, dev, ino, ctime_ns "
+            "FROM files WHERE path = ?",
             (self.path,),
         )
-        if not self.rebuild and known is not None and known[2] == st.st_size and known[3] == st.st_mtime_ns:
-            self.result.unchanged = True
-            return False
+        # Another file now has this path (renamed over it: a new inode), or the same size and
+        # mtime came back with a new ctime (rewritten in place, its mtime put back): what was
+        # indexed is not trusted, whatever its head and anchor say. A row from before these were
+        # stored (NULL) is checked as for a change, and gets them recorded.
+        replaced = restamped = False
+        if known is not None:
+            replaced = known[9] is not None and (known[8], known[9]) != (st.st_dev, st.st_ino)
+            same_stamp = (known[2], known[3]) == (st.st_size, st.st_mtime_ns)
+            restamped = same_stamp and known[10] is not None and known[10] != st.st_ctime_ns
+            if not self.rebuild and same_stamp and not replaced and known[10] == st.st_ctime_ns:
+                self.result.unchanged = True
+                return False
         handle = open_journal(self.path)  # kept open across blocks, closed by close()
         self.handle, self.stat = handle, st
         header_line = _read_first_line(handle)
@@ -308,14 +357,14 @@ class _Journal:
             return False  # the header is still being written
         head_hash = fingerprint(header_line)
         head = _read_head(handle.fileno(), header_line)
-        if known is not None and head_hash == known[4]:
+        if known is not None and head_hash == known[4] and not replaced:
             fmt = FORMATS.get(known[6])
             if fmt is None:
                 self.close()
                 self.result.error = f"journal format {known[6]!r} is not known to this version"
                 return False
         else:
-            # New, or rewritten from its first line on: what it is now decides (as from scratch).
+            # New, replaced, or rewritten from its first line on: what it is now decides (as from scratch).
             fmt = choose_format(self.path, head, self.roots)
             if fmt is None:
                 self.close()
@@ -334,7 +383,8 @@ class _Journal:
             self.file_id, self.cursor = known[0], known[1]
             self.pending_cursor = self.cursor
             anchor = fingerprint(_bytes_before(handle.fileno(), self.cursor))
-            if self.rebuild or st.st_size < self.cursor or head_hash != known[4] or anchor != known[5]:
+            if (self.rebuild or replaced or restamped or st.st_size < self.cursor or head_hash != known[4]
+                    or anchor != known[5]):
                 self._reset(header, head_hash)
             elif known[7] is None and header is not None and header.cwd is not None:
                 with self.store.write():  # the session's folder showed up in a later line
@@ -350,6 +400,16 @@ class _Journal:
     def extract(self, block: Block) -> Extracted:
         assert self.extractor is not None
         return self.extractor.block(block.data, block.start)
+
+    def extract_giant(self, giant: giant_line.Giant) -> Extracted:
+        """The rows and terms of a line too long to hold whole, from its condensed form; a
+        result finds its call in the bytes before it, as a pass starting there would."""
+        line = giant_line.condensed_line(giant)
+        if line is None or self.fmt is None or self.handle is None:
+            return Extracted(skipped=1)
+        fd, fmt = self.handle.fileno(), self.fmt
+        extractor = Extractor(fmt, lambda call_id, at: lookback(fd, fmt, giant.offset, call_id, at))
+        return extractor.line(line, giant.offset, giant.length)
 
     def close(self) -> None:
         if self.handle is not None:
@@ -389,7 +449,8 @@ class _Journal:
             forget_file(self.store, self.file_id)
             self.store.conn.execute(
                 "UPDATE files SET cursor = 0, anchor_hash = ?, entries = 0, skipped = 0, name = NULL, "
-                "last_ts = NULL, size = NULL, mtime_ns = NULL, context_from = NULL WHERE id = ?",
+                "last_ts = NULL, size = NULL, mtime_ns = NULL, ctime_ns = NULL, dev = NULL, ino = NULL, "
+                "context_from = NULL WHERE id = ?",
                 (fingerprint(b""), self.file_id),
             )
             self._write_header(header, head_hash)
@@ -427,16 +488,18 @@ class _Journal:
         if extracted.compactions:
             self._mark_context(extracted.compactions[-1])
         skipped = extracted.skipped + block.skipped
+        assert self.stat is not None
+        # dev and ino: the file the rows up to the cursor came from (a new inode starts over).
         conn.execute(
             "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
             "name = coalesce(?, name), last_ts = max(coalesce(last_ts, 0), coalesce(?, 0)), "
-            "indexed_at = ? WHERE id = ?",
+            "indexed_at = ?, dev = ?, ino = ? WHERE id = ?",
             (block.end, fingerprint(block.anchor), len(extracted.rows), skipped, extracted.name,
-             extracted.last_ts, int(time.time() * 1000), self.file_id),
+             extracted.last_ts, int(time.time() * 1000), self.stat.st_dev, self.stat.st_ino, self.file_id),
         )
-        if block.final and self.stat is not None:
-            conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
-                         (self.stat.st_size, self.stat.st_mtime_ns, self.file_id))
+        if block.final:
+            conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE id = ?",
+                         (self.stat.st_size, self.stat.st_mtime_ns, self.stat.st_ctime_ns, self.file_id))
         self.applied.append((len(extracted.rows), skipped))
         self.pending_cursor = block.end
         return True
@@ -486,6 +549,8 @@ class _Writer:
     def add(self, journal: _Journal, block: Block, extracted: Extracted) -> None:
         if journal.conflicted:
             return
+        if block.giant is not None:  # parsed here, outside any transaction, whoever read it
+            extracted = journal.extract_giant(block.giant)
         chars = sum(len(text) for _, text in extracted.terms) + sum(len(text) for _, text in extracted.bulk)
         if self.items and self.chars + chars > GROUP_CHARS:
             self.flush()  # a transaction holds at most GROUP_CHARS of text, or one block
@@ -662,16 +727,19 @@ def choose_workers(store: Store, paths: list[str]) -> int:
 
 def pending_bytes(store: Store, paths: list[str]) -> Iterator[int]:
     """For each path, about how many bytes a pass would read: none when size and mtime are as
-    indexed, from the cursor when it grew, all of it when it shrank (0 for a vanished file)."""
-    known = {row[0]: (row[1], row[2], row[3]) for row in store.rows("SELECT path, cursor, size, mtime_ns FROM files")}
+    indexed, from the cursor when it grew, all of it when it shrank or is another file now
+    (0 for a vanished file)."""
+    known = {row[0]: row[1:] for row in store.rows("SELECT path, cursor, size, mtime_ns, dev, ino FROM files")}
     for path in paths:
         try:
             st = os.stat(path)
         except OSError:
             yield 0
             continue
-        cursor, size, mtime_ns = known.get(os.path.abspath(path), (0, None, None))
-        if size == st.st_size and mtime_ns == st.st_mtime_ns:
+        cursor, size, mtime_ns, dev, ino = known.get(os.path.abspath(path), (0, None, None, None, None))
+        if ino is not None and (dev, ino) != (st.st_dev, st.st_ino):
+            yield st.st_size
+        elif size == st.st_size and mtime_ns == st.st_mtime_ns:
             yield 0
         else:
             yield st.st_size - cursor if st.st_size >= cursor else st.st_size

@@ -14,6 +14,7 @@ from typing import Any
 
 import apsw
 
+from journal_index import giant_line
 from journal_index.config import now_ms
 from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
@@ -134,8 +135,14 @@ class Reader:
         """The entry on the hit's line, or None if the line is not it (read once per search)."""
         key = (path, hit.offset, hit.length)
         if key not in self._parsed:
-            line = os.pread(fd, hit.length, hit.offset)
-            parsed = get_format(hit.format).parse_line(line, hit.offset) if len(line) == hit.length else None
+            line: bytes | None
+            if hit.length > giant_line.limit():  # read as the indexer did: its head and tail
+                giant = giant_line.read_giant(fd, hit.offset, hit.length)
+                line = giant_line.condensed_line(giant) if giant is not None else None
+            else:
+                line = os.pread(fd, hit.length, hit.offset)
+                line = line if len(line) == hit.length else None
+            parsed = get_format(hit.format).parse_line(line, hit.offset) if line is not None else None
             self._parsed[key] = parsed if isinstance(parsed, Entry) else None
         entry = self._parsed[key]
         return entry if entry is not None and entry.entry_id == hit.entry_id else None

@@ -194,7 +194,8 @@ def test_journals_outside_the_roots_are_never_touched(tmp_path, root, store):
                      str(root / "--linked-dir--" / "victim2.jsonl"),
                      str(root / "--tmp-x--" / ".." / ".." / "outside" / "victim.jsonl")):
             st = os.lstat(path)
-            store.conn.execute("INSERT INTO gc_preview VALUES(?, ?, ?, 'temp-cwd', 0)",
+            store.conn.execute("INSERT INTO gc_preview(path, size, mtime_ns, reasons, previewed_at) "
+                               "VALUES(?, ?, ?, 'temp-cwd', 0)",
                                (path, st.st_size, st.st_mtime_ns))
     result = gc.confirm(store, [root])
     assert result.deleted == [str(inside)]
@@ -205,3 +206,77 @@ def test_journals_outside_the_roots_are_never_touched(tmp_path, root, store):
     assert {r for p, r in result.skipped if Path(p).name == "victim.jsonl"} == {
         "outside the session roots", "not a plain absolute path"}
     assert victim.exists() and victim_dir.exists()
+
+
+def test_confirm_keeps_a_journal_put_in_a_listed_ones_place(tmp_path: Path, root: Path) -> None:
+    """The listed file is replaced after the preview (renamed over: a new inode) by a valuable
+    journal of the same size and mtime, or rewritten in place with its mtime put back: both
+    are kept, with a reason; the untouched candidate is deleted."""
+    from tests.reliability_helpers import run_cli
+
+    db = tmp_path / "index.db"
+    doomed = write_journal(root / "--tmp-x--" / "doomed.jsonl", "/tmp/x", word="doomedword")
+    renamed_over = write_journal(root / "--tmp-x--" / "renamed.jsonl", "/tmp/x", word="junkyword1")
+    rewritten = write_journal(root / "--tmp-x--" / "rewritten.jsonl", "/tmp/x", word="junkyword2")
+    shown = run_cli(db, root, "gc", "--json", cwd=str(tmp_path))
+    assert shown.clean(), shown.stderr
+    assert sorted(c["path"] for c in orjson.loads(shown.stdout)["candidates"]) == sorted(
+        [str(doomed), str(renamed_over), str(rewritten)])
+
+    # A valuable journal of the same size and mtime takes the listed one's name.
+    listed = os.stat(renamed_over)
+    valuable = write_journal(root / "--tmp-x--" / "incoming.tmp", "/home/dev/valuable", users=2, replies=4,
+                             word="valuable")
+    valuable.write_bytes(valuable.read_bytes()[:listed.st_size].ljust(listed.st_size, b"\n"))
+    os.utime(valuable, ns=(listed.st_atime_ns, listed.st_mtime_ns))
+    os.replace(valuable, renamed_over)
+    after = os.stat(renamed_over)
+    assert (after.st_size, after.st_mtime_ns) == (listed.st_size, listed.st_mtime_ns)
+    assert after.st_ino != listed.st_ino
+    precious = renamed_over.read_bytes()
+
+    # The same file written over from its start, its mtime put back.
+    listed = os.stat(rewritten)
+    with rewritten.open("r+b") as handle:
+        handle.write(b'{"type":"session","version":3,"id":"precious"')
+    os.utime(rewritten, ns=(listed.st_atime_ns, listed.st_mtime_ns))
+
+    done = run_cli(db, root, "gc", "--confirm", "--json", cwd=str(tmp_path))
+    assert done.clean(), done.stderr
+    assert orjson.loads(done.stdout) == {
+        "deleted": [str(doomed)],
+        "skipped": [{"path": str(renamed_over), "reason": "replaced by another file since the preview"},
+                    {"path": str(rewritten), "reason": "changed since the preview"}],
+    }
+    assert not doomed.exists()
+    assert renamed_over.read_bytes() == precious and rewritten.exists()
+    assert sorted(p.name for p in (root / "--tmp-x--").iterdir()) == ["renamed.jsonl", "rewritten.jsonl"]
+    text = run_cli(db, root, "gc", "--confirm", cwd=str(tmp_path))
+    assert "run `journal-index gc` first" in text.stdout
+
+
+def test_a_preview_without_identities_deletes_nothing(tmp_path: Path, root: Path, store) -> None:
+    junk = write_journal(root / "--tmp-x--" / "junk.jsonl", "/tmp/x")
+    st = os.stat(junk)
+    with store.write():  # as an older journal-index recorded it: size and mtime only
+        store.conn.execute("INSERT INTO gc_preview(path, size, mtime_ns, reasons, previewed_at) "
+                           "VALUES(?, ?, ?, 'temp-cwd', 0)", (str(junk), st.st_size, st.st_mtime_ns))
+    result = gc.confirm(store, [root])
+    assert result.deleted == [] and junk.exists()
+    assert result.skipped == [(str(junk), "listed by an older journal-index; run `journal-index gc` again to see it")]
+
+
+def test_delete_if_same_never_deletes_a_file_that_took_the_name(tmp_path: Path) -> None:
+    listed = tmp_path / "listed.jsonl"
+    listed.write_bytes(b"junk\n")
+    shown = gc.identity_at(str(listed))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"gold\n")
+    os.utime(other, ns=(shown.mtime_ns, shown.mtime_ns))
+    os.replace(other, listed)
+    assert gc.delete_if_same(str(listed), shown) == "replaced by another file since the preview"
+    assert listed.read_bytes() == b"gold\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["listed.jsonl"]
+    same = gc.identity_at(str(listed))
+    assert gc.delete_if_same(str(listed), same) is None
+    assert list(tmp_path.iterdir()) == []

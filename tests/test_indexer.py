@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_index import indexer
+from journal_index import giant_line, indexer
 from journal_index.indexer import discover, index_file, index_files
 from journal_index.store import Store
 from tests.conftest import FIXTURES
@@ -217,7 +217,7 @@ def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions
 
 def test_bad_lines_are_counted_and_good_lines_around_them_indexed(store: Store, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexer, "MAX_LINE_BYTES", 10_000)
+    monkeypatch.setattr(giant_line, "GIANT_LINE_BYTES", 10_000)
     path = tmp_path / "hostile.jsonl"
 
     def msg(entry_id: str, text: str) -> bytes:
@@ -302,7 +302,7 @@ def test_transactions_spanning_journals_give_the_same_index(store: Store, sessio
 
 def test_a_long_line_at_the_end_waits_for_its_newline(store: Store, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexer, "MAX_LINE_BYTES", 5_000)
+    monkeypatch.setattr(giant_line, "GIANT_LINE_BYTES", 5_000)
     monkeypatch.setattr(indexer, "CHUNK_BYTES", 1024)
     path = tmp_path / "long.jsonl"
     header = b'{"type":"session","version":3,"id":"s","cwd":"/w"}\n'
@@ -338,3 +338,77 @@ def test_a_journal_taken_over_by_another_process_does_not_stop_the_others(
     others = [Path(p) for p in paths if p != victim]
     assert {r for r in entry_rows(store) if r[0] != victim} == set(scratch_snapshot(others)[0])
     assert not [r for r in entry_rows(store) if r[0] == victim]  # its pass stopped at once
+
+
+def _pi_journal(word: str) -> bytes:
+    """A pi journal whose three entries all say ``word`` (words of one length give one size)."""
+    lines = [{"type": "session", "version": 3, "id": "same-session", "timestamp": "2026-09-01T10:00:00.000Z",
+              "cwd": "/home/dev/Apps/replaced"}]
+    for n in range(1, 4):
+        lines.append({"type": "message", "id": f"{n:08x}", "parentId": None, "timestamp": "2026-09-01T10:01:00.000Z",
+                      "message": {"role": "user", "content": f"entry {n} says {word}"}})
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def test_a_journal_renamed_over_by_one_of_the_same_size_and_mtime_is_read_again(tmp_path: Path) -> None:
+    from tests.reliability_helpers import run_cli
+
+    root = tmp_path / "sessions"
+    folder = root / "--home-dev-Apps-replaced--"
+    folder.mkdir(parents=True)
+    journal = folder / "journal.jsonl"
+    old, new = _pi_journal("alphaquokka"), _pi_journal("omegawombat")
+    assert len(old) == len(new)
+    journal.write_bytes(old)
+    db = tmp_path / "index.db"
+    first = run_cli(db, root, "index", "--json")
+    assert first.clean(), first.stderr
+    before = os.stat(journal)
+
+    # The same path, size, mtime, header line and entry ids; another inode and other words.
+    replacement = folder / "replacement.tmp"
+    replacement.write_bytes(new)
+    os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(replacement, journal)
+    after = os.stat(journal)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert after.st_ino != before.st_ino
+
+    again = run_cli(db, root, "index", "--json")
+    assert again.clean(), again.stderr
+    assert json.loads(again.stdout)["resetFiles"] == 1
+
+    def found(word: str) -> list[dict]:
+        run = run_cli(db, root, "search", word, "--scope", "global", "--json")
+        assert run.clean(), run.stderr
+        return json.loads(run.stdout)["results"]
+
+    assert found("alphaquokka") == []  # the old words are gone from the index
+    assert sorted(r["entryId"] for r in found("omegawombat")) == ["00000001", "00000002", "00000003"]
+    page = run_cli(db, root, "read", "00000002", "--scope", "global", "--json")
+    assert page.clean(), page.stderr
+    assert json.loads(page.stdout)["text"] == "entry 2 says omegawombat"
+
+
+def test_a_journal_rewritten_in_place_with_its_mtime_put_back_is_read_again(store: Store, tmp_path: Path) -> None:
+    # Same inode, size, mtime, header line and last 4 KB: only the ctime tells the rewrite.
+    filler = [json.dumps({"type": "message", "id": f"f{n:07x}", "parentId": None,
+                          "message": {"role": "user", "content": f"filler line {n:04d} " + "z" * 100}}).encode()
+              for n in range(60)]
+    journal = tmp_path / "inplace.jsonl"
+    journal.write_bytes(_pi_journal("alphaquokka") + b"\n".join(filler) + b"\n")
+    index_file(store, journal)
+    before = os.stat(journal)
+    assert fts_ids(store, "alphaquokka")
+    with journal.open("r+b") as handle:  # the same file, written over
+        handle.write(_pi_journal("omegawombat"))
+    os.utime(journal, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(journal)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    assert after.st_ctime_ns != before.st_ctime_ns
+
+    result = index_file(store, journal)
+    assert result.reset
+    assert fts_ids(store, "alphaquokka") == set()
+    assert fts_ids(store, "omegawombat") == {"00000001", "00000002", "00000003"}
+    assert index_file(store, journal).unchanged  # and once recorded, it is left alone again
