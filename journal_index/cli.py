@@ -131,7 +131,8 @@ def filter_options(func: F) -> F:
                      help="Which sessions: session, project (the default; all projects when this folder "
                           "has no sessions of its own) or global."),
         click.option("--session", "session_id", default=None,
-                     help="One session, by id or a unique prefix of it (implies --scope session)."),
+                     help="One session: its id or a unique prefix, AGENT:ID when two agents' sessions share "
+                          "the id, or its journal's path (implies --scope session)."),
         click.option("--agent", "agents", multiple=True, type=click.Choice(sorted(FORMATS)),
                      help="Only journals of this agent (repeatable)."),
         click.option("--since", default=None, help="From this time: 2026-09-01 (local day) or ISO-8601."),
@@ -159,10 +160,10 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
     """The filters, and a note to print when the scope was widened for the person asking."""
     store = app.store()
     cwd = given.cwd or os.getcwd()
-    session_id = resolve_session(store, given.session_id) if given.session_id else None
-    kind = given.scope or ("session" if session_id else "project")
+    session = resolve_session(store, given.session_id) if given.session_id else None
+    kind = given.scope or ("session" if session else "project")
     note = None
-    scope = resolve_scope(store, kind, cwd, session_id)
+    scope = resolve_scope(store, kind, cwd, session)
     if given.scope is None and kind == "project" and not has_sessions(store, scope):
         # A person in a folder with no sessions of its own most likely wants everything.
         scope = resolve_scope(store, "global")
@@ -173,7 +174,7 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
         since=query.parse_time_bound(given.since, end=False) if given.since else None,
         until=query.parse_time_bound(given.until, end=True) if given.until else None,
         kinds=tuple(given.kinds),
-        session_id=session_id if kind != "session" else None,
+        session_file=session.file_id if session is not None and kind != "session" else None,
         agents=tuple(given.agents),
     )
     return filters, note
@@ -297,7 +298,8 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
 @cli.command(name="read")
 @click.argument("entry_id")
 @click.option("--session", "session_id", default=None,
-              help="The session whose copy to read (an id or a unique prefix; forks keep entry ids).")
+              help="The session whose copy to read (an id or a unique prefix, AGENT:ID, or the journal's "
+                   "path; forks keep entry ids).")
 @click.option("--offset", type=click.IntRange(0), default=0, help="Character offset of the page.")
 @click.option("--cwd", type=click.Path(file_okay=False), default=None,
               help="Folder whose project's copy is meant when the entry is in several sessions "
@@ -314,7 +316,7 @@ def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: 
     session = resolve_session(store, session_id) if session_id else None
     here = resolve_scope(store, "project", cwd or os.getcwd())
     resolved = resolve_scope(store, scope, cwd or os.getcwd(), session)
-    answer = render.redact_json(query.read(store, entry_id, resolved, session_id=session, offset=offset,
+    answer = render.redact_json(query.read(store, entry_id, resolved, session=session, offset=offset,
                                            roots=app.roots, prefer=here))
     emit_json(answer) if as_json else click.echo(render.read_text(answer, render.PEOPLE))
     if answer["status"] != "ok":
@@ -432,7 +434,8 @@ def demo_cmd(ctx: click.Context) -> None:
             store.close()
         if hits:
             step("read the best hit verbatim (secrets redacted)",
-                 ["read", hits[0].entry_id, "--cwd", DEMO_CWD, "--session", hits[0].session_id or ""])
+                 ["read", query.short_entry_id(hits[0].entry_id), "--cwd", DEMO_CWD,
+                  "--session", f"{hits[0].format}:{hits[0].session_id or ''}"])
         step("summaries written when the sessions compacted", ["summaries", "--cwd", DEMO_CWD, "--limit", "3"])
 
 

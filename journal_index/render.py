@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from journal_index.entry_text import ANSWER_END, ANSWER_START
-from journal_index.query import Hit, SearchResult, iso
+from journal_index.query import Hit, SearchResult, iso, short_entry_id
 from journal_index.redact import redact
 
 BOLD_YELLOW = "\x1b[1;33m"
@@ -85,6 +85,12 @@ def _session(session_id: str | None, style: Style) -> str:
     return session_id if style.for_model else session_id[:SHORT_ID]
 
 
+def _entry(entry_id: str, style: Style) -> str:
+    """Full ids for the model (it copies them into calls); for people every agent's id the
+    same short way, which ``read`` takes back."""
+    return entry_id if style.for_model else short_entry_id(entry_id)
+
+
 def where(result: SearchResult) -> str:
     scope = result.scope
     if scope.kind == "project":
@@ -102,7 +108,7 @@ def hit_header(hit: Hit, style: Style, root: str | None = None) -> str:
         place = "" if hit.cwd == root else f" · {hit.cwd or '?'}"
         line = f"{when} · {hit.kind} · {hit.format} · entry {hit.entry_id} · session {hit.session_id}{place}"
     else:
-        line = (f"{when}  {hit.kind:<14} {hit.entry_id}  session {_session(hit.session_id, style)}  "
+        line = (f"{when}  {hit.kind:<14} {_entry(hit.entry_id, style):<8}  session {_session(hit.session_id, style)}  "
                 f"{hit.format}  {hit.cwd or '?'}")
     return redact(line)
 
@@ -149,8 +155,10 @@ def search_text(result: SearchResult, style: Style, *, what: str = "search", fir
             lines.append(f'next page: the same call with "offset": {next_offset}')
     else:
         lines.append("")
-        lines.append(redact(f"read one whole: journal-index read {best.entry_id}"
-                            + (f" --session {_session(best.session_id, style)}" if best.session_id else "")))
+        # The session by agent too: two agents' sessions may carry the same id.
+        lines.append(redact(f"read one whole: journal-index read {_entry(best.entry_id, style)}"
+                            + (f" --session {best.format}:{_session(best.session_id, style)}"
+                               if best.session_id else "")))
     return "\n".join(lines)
 
 
@@ -159,7 +167,8 @@ def read_text(answer: dict[str, Any], style: Style) -> str:
     status = answer["status"]
     if status == "ok":
         when = (answer["time"] or "?")[:19].replace("T", " ")
-        head = redact(f"{when} · {answer['kind']} · {answer.get('agent', '?')} · entry {answer['entryId']} · "
+        head = redact(f"{when} · {answer['kind']} · {answer.get('agent', '?')} · "
+                      f"entry {_entry(answer['entryId'], style)} · "
                       f"session {_session(answer['sessionId'], style)} · {answer['cwd'] or '?'}")
         end = answer["offset"] + len(answer["text"])
         lines = [head, f"(characters {answer['offset']}–{end} of {answer['totalChars']})", "", answer["text"]]
@@ -172,11 +181,21 @@ def read_text(answer: dict[str, Any], style: Style) -> str:
             else:
                 lines.append(f"[continue with --offset {answer['nextOffset']}]")
         return "\n".join(lines)
+    if status == "ambiguous" and answer.get("what") == "entryId":
+        how = "call read again with one entryId" if style.for_model else "give more of the id"
+        rows = [f"entry id {answer['entryId']!r} is the start of several entries' ids; {how}:"]
+        for c in answer["candidates"]:
+            rows.append(f"  entry {c['entryId']} · {c.get('agent') or '?'} · session {_session(c['sessionId'], style)}"
+                        f" · {c['time']} · {c['kind']} · {c['cwd'] or '?'}")
+        return redact("\n".join(rows))
     if status == "ambiguous":
         how = "call read again with one sessionId" if style.for_model else "pick one with --session"
         rows = [f"entry {answer['entryId']} is in several sessions; {how}:"]
         for c in answer["candidates"]:
-            rows.append(f"  session {_session(c['sessionId'], style)} · {c['time']} · {c['kind']} · {c['cwd'] or '?'}")
+            session = _session(c["sessionId"], style)
+            if not style.for_model and c.get("agent"):
+                session = f"{c['agent']}:{session}"
+            rows.append(f"  session {session} · {c['time']} · {c['kind']} · {c['cwd'] or '?'}")
         return redact("\n".join(rows))
     if status == "not_found":
         return redact(f"no entry {answer['entryId']} in {answer.get('where', 'this scope')}.")

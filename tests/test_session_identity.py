@@ -1,0 +1,196 @@
+"""A session is (agent, journal file), never a bare id: two agents' journals that carry the same
+session id in two projects stay two sessions, and a scope never widens because the ids collide.
+Also: a cwd is normalized before it decides a scope (``projB/../projA`` is projA).
+
+Real journals (one Claude Code transcript, one Codex rollout from the shared folder) are
+rewritten to share one session id, laid out in a private home, and queried through the real
+``journal-index`` subprocess: the CLI, the ``tool`` command and the MCP server.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+import apsw
+import mcp.types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.agent_homes import cli_json, first_cwd, home_env, place_claude, place_codex
+from tests.shared_data import agent_journals
+
+SHARED_ID = "019ed836-b1da-78f1-8a0c-e598363d10f4"  # the Codex rollout's own thread id
+PROJ_A = "/home/dev/code/projA"
+PROJ_B = "/home/dev/code/projB"
+WORD_ONLY_IN_A = "condensation"  # said in the Claude transcript, never in the Codex rollout
+
+
+def _rewrite(source: Path, target: Path, old_id: str, new_id: str, old_cwd: str, new_cwd: str) -> Path:
+    data = source.read_bytes()
+    data = data.replace(old_id.encode(), new_id.encode()).replace(old_cwd.encode(), new_cwd.encode())
+    target.write_bytes(data)
+    return target
+
+
+def _claude_source() -> Path:
+    (path,) = [p for p in agent_journals("claude-code") if "aa-778e725b89" in p.name]
+    return path
+
+
+def _codex_source() -> Path:
+    (path,) = [p for p in agent_journals("codex") if "a3-92ff332928" in p.name]
+    return path
+
+
+class Home:
+    """A private home holding A's Claude transcript and B's Codex rollout under one session id."""
+
+    def __init__(self, tmp: Path, claude_cwd: str = PROJ_A) -> None:
+        src = tmp / "src"
+        src.mkdir()
+        claude = _rewrite(_claude_source(), src / f"{SHARED_ID}.jsonl", "4fec7ea0-3335-43ec-a178-d4ab47d5aef3",
+                          SHARED_ID, first_cwd(_claude_source()), claude_cwd)
+        codex = _rewrite(_codex_source(), src / "rollout.jsonl", SHARED_ID, SHARED_ID,
+                         "/home/entity/projects/EntityProcess/agentv", PROJ_B)
+        assert WORD_ONLY_IN_A in claude.read_text().lower()
+        assert WORD_ONLY_IN_A not in codex.read_text().lower()
+        self.home = tmp / "home"
+        self.claude = place_claude(self.home, [claude])[claude]
+        self.codex = place_codex(self.home, [codex])[codex]
+        self.env = home_env(self.home, tmp / "index.db")
+        report = cli_json(self.env, "index")
+        assert report["files"] == 2 and report["errors"] == []
+        conn = apsw.Connection(str(tmp / "index.db"))
+        try:
+            # An entry of A that holds the word: what must never reach B's session scope.
+            rows = list(conn.execute("SELECT e.entry_id, e.offset, e.length FROM entries e JOIN files f "
+                                     "ON f.id = e.file_id WHERE f.format = 'claude' ORDER BY e.offset"))
+        finally:
+            conn.close()
+        data = self.claude.read_bytes()
+        self.a_entry = next(entry_id for entry_id, offset, length in rows
+                            if WORD_ONLY_IN_A.encode() in data[offset:offset + length].lower())
+
+    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "journal_index", *args], env=self.env, capture_output=True,
+                              text=True, timeout=300, input=stdin, cwd=self.env["HOME"])
+
+    def tool(self, arguments: dict[str, Any], cwd: str = PROJ_B, session_file: Path | None = None) -> dict[str, Any]:
+        """A call of the agent working in ``cwd`` (by default B's Codex, writing B's rollout)."""
+        journal = session_file or self.codex
+        done = self.run("tool", "--cwd", cwd, "--session-file", str(journal), json.dumps(arguments))
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+
+@pytest.fixture(scope="module")
+def colliding(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    return Home(tmp_path_factory.mktemp("colliding"))
+
+
+def _paths_and_text(answer: dict[str, Any]) -> tuple[set[str], str]:
+    results = (answer.get("result") or {}).get("results", [])
+    return {hit["path"] for hit in results}, answer["text"]
+
+
+def test_tool_session_scope_is_the_current_journal_not_every_journal_of_its_id(colliding: Home):
+    for arguments in ({"action": "search", "query": WORD_ONLY_IN_A, "scope": "session"},
+                      {"action": "search", "query": WORD_ONLY_IN_A, "scope": "session", "sessionId": SHARED_ID},
+                      {"action": "search", "query": WORD_ONLY_IN_A, "scope": "session",
+                       "sessionId": SHARED_ID[:8]},
+                      {"action": "search", "query": WORD_ONLY_IN_A},
+                      {"action": "summaries", "scope": "session"}):
+        answer = colliding.tool(arguments)
+        paths, text = _paths_and_text(answer)
+        assert str(colliding.claude) not in paths, arguments
+        assert PROJ_A not in text and WORD_ONLY_IN_A not in text.lower(), (arguments, text)
+
+
+def test_tool_read_in_session_scope_never_prints_the_other_projects_entry(colliding: Home):
+    for arguments in ({"action": "read", "entryId": colliding.a_entry, "scope": "session"},
+                      {"action": "read", "entryId": colliding.a_entry, "scope": "session", "sessionId": SHARED_ID},
+                      {"action": "read", "entryId": colliding.a_entry, "sessionId": SHARED_ID},
+                      {"action": "read", "entryId": colliding.a_entry[:8], "scope": "session"}):
+        answer = colliding.tool(arguments)
+        assert answer["error"]["code"] == "not_found", (arguments, answer)
+        assert WORD_ONLY_IN_A not in answer["text"].lower() and PROJ_A not in answer["text"]
+
+
+def test_tool_in_project_a_still_reads_its_own_entry_by_the_shared_id(colliding: Home):
+    # A's own Claude Code session, named by the id it shares with B's rollout.
+    for session_file in (colliding.claude, colliding.codex):
+        answer = colliding.tool({"action": "read", "entryId": colliding.a_entry, "sessionId": SHARED_ID,
+                                 "scope": "session"}, cwd=PROJ_A, session_file=session_file)
+        if session_file == colliding.codex:  # B's rollout is the current session: the id names it
+            assert answer["error"]["code"] == "not_found"
+            continue
+        assert answer["result"]["status"] == "ok" and answer["result"]["agent"] == "claude"
+        assert WORD_ONLY_IN_A in answer["text"].lower()
+
+
+async def _mcp_calls(home: Home, calls: list[dict[str, Any]]) -> list[types.CallToolResult]:
+    params = StdioServerParameters(command=sys.executable, env=home.env,
+                                   args=["-m", "journal_index", "mcp", "--cwd", PROJ_B,
+                                         "--session-file", str(home.codex)])
+    out = []
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with (stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write) as session):
+            await session.initialize()
+            for arguments in calls:
+                out.append(await session.call_tool("memory_context", arguments))
+    return out
+
+
+def test_mcp_session_scope_does_not_reach_the_other_agents_session_of_the_same_id(colliding: Home):
+    calls = [{"action": "search", "query": WORD_ONLY_IN_A, "scope": "session"},
+             {"action": "search", "query": WORD_ONLY_IN_A, "scope": "session", "sessionId": SHARED_ID},
+             {"action": "read", "entryId": colliding.a_entry, "scope": "session"}]
+    for arguments, result in zip(calls, anyio.run(_mcp_calls, colliding, calls), strict=True):
+        text = "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+        assert WORD_ONLY_IN_A not in text.lower() and PROJ_A not in text, (arguments, text)
+        structured = result.structured_content or {}
+        hits = (structured.get("result") or {}).get("results", [])
+        assert all(hit["path"] != str(colliding.claude) for hit in hits)
+
+
+def test_cli_session_refuses_an_id_two_agents_share_and_says_how_to_pick(colliding: Home):
+    done = colliding.run("search", WORD_ONLY_IN_A, "--session", SHARED_ID[:8])
+    assert done.returncode == 1 and done.stdout == ""
+    assert "claude:" in done.stderr and "codex:" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = colliding.run("read", colliding.a_entry, "--session", SHARED_ID)
+    assert done.returncode == 1 and "claude:" in done.stderr and WORD_ONLY_IN_A not in done.stdout.lower()
+
+
+def test_cli_session_qualified_by_agent_is_that_journal_only(colliding: Home):
+    found = cli_json(colliding.env, "search", WORD_ONLY_IN_A, "--session", f"claude:{SHARED_ID[:8]}")
+    assert found["results"] and {hit["path"] for hit in found["results"]} == {str(colliding.claude)}
+    other = cli_json(colliding.env, "search", WORD_ONLY_IN_A, "--session", f"codex:{SHARED_ID}")
+    assert other["results"] == []
+    read = cli_json(colliding.env, "read", colliding.a_entry, "--session", f"claude:{SHARED_ID}")
+    assert read["status"] == "ok" and read["agent"] == "claude"
+
+
+# -- item 4: a cwd with `..` ---------------------------------------------------------------------
+
+
+def test_a_header_cwd_with_dotdot_is_the_folder_it_names(tmp_path: Path):
+    home = Home(tmp_path, claude_cwd=f"{PROJ_B}/../projA")
+    # From B, the project scope holds B's rollout only: A's transcript lies in projA.
+    answer = home.tool({"action": "search", "query": WORD_ONLY_IN_A})
+    paths, text = _paths_and_text(answer)
+    assert str(home.claude) not in paths and WORD_ONLY_IN_A not in text.lower()
+    found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", PROJ_B, "--scope", "project")
+    assert found["results"] == []
+    # From A (however the caller spells it), A's transcript is in the project.
+    found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", f"{PROJ_B}/./../projA/", "--scope", "project")
+    assert found["scope"]["root"] == PROJ_A
+    assert found["results"] and {hit["cwd"] for hit in found["results"]} == {PROJ_A}
