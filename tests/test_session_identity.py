@@ -9,8 +9,6 @@ rewritten to share one session id, laid out in a private home, and queried throu
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,72 +21,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.agent_homes import cli_json, first_cwd, home_env, place_claude, place_codex
-from tests.shared_data import agent_journals
-
-SHARED_ID = "019ed836-b1da-78f1-8a0c-e598363d10f4"  # the Codex rollout's own thread id
-PROJ_A = "/home/dev/code/projA"
-PROJ_B = "/home/dev/code/projB"
-WORD_ONLY_IN_A = "condensation"  # said in the Claude transcript, never in the Codex rollout
-
-
-def _rewrite(source: Path, target: Path, old_id: str, new_id: str, old_cwd: str, new_cwd: str) -> Path:
-    data = source.read_bytes()
-    data = data.replace(old_id.encode(), new_id.encode()).replace(old_cwd.encode(), new_cwd.encode())
-    target.write_bytes(data)
-    return target
-
-
-def _claude_source() -> Path:
-    (path,) = [p for p in agent_journals("claude-code") if "aa-778e725b89" in p.name]
-    return path
-
-
-def _codex_source() -> Path:
-    (path,) = [p for p in agent_journals("codex") if "a3-92ff332928" in p.name]
-    return path
-
-
-class Home:
-    """A private home holding A's Claude transcript and B's Codex rollout under one session id."""
-
-    def __init__(self, tmp: Path, claude_cwd: str = PROJ_A) -> None:
-        src = tmp / "src"
-        src.mkdir()
-        claude = _rewrite(_claude_source(), src / f"{SHARED_ID}.jsonl", "4fec7ea0-3335-43ec-a178-d4ab47d5aef3",
-                          SHARED_ID, first_cwd(_claude_source()), claude_cwd)
-        codex = _rewrite(_codex_source(), src / "rollout.jsonl", SHARED_ID, SHARED_ID,
-                         "/home/entity/projects/EntityProcess/agentv", PROJ_B)
-        assert WORD_ONLY_IN_A in claude.read_text().lower()
-        assert WORD_ONLY_IN_A not in codex.read_text().lower()
-        self.home = tmp / "home"
-        self.claude = place_claude(self.home, [claude])[claude]
-        self.codex = place_codex(self.home, [codex])[codex]
-        self.env = home_env(self.home, tmp / "index.db")
-        report = cli_json(self.env, "index")
-        assert report["files"] == 2 and report["errors"] == []
-        conn = apsw.Connection(str(tmp / "index.db"))
-        try:
-            # An entry of A that holds the word: what must never reach B's session scope.
-            rows = list(conn.execute("SELECT e.entry_id, e.offset, e.length FROM entries e JOIN files f "
-                                     "ON f.id = e.file_id WHERE f.format = 'claude' ORDER BY e.offset"))
-        finally:
-            conn.close()
-        data = self.claude.read_bytes()
-        self.a_entry = next(entry_id for entry_id, offset, length in rows
-                            if WORD_ONLY_IN_A.encode() in data[offset:offset + length].lower())
-
-    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "journal_index", *args], env=self.env, capture_output=True,
-                              text=True, timeout=300, input=stdin, cwd=self.env["HOME"])
-
-    def tool(self, arguments: dict[str, Any], cwd: str = PROJ_B, session_file: Path | None = None) -> dict[str, Any]:
-        """A call of the agent working in ``cwd`` (by default B's Codex, writing B's rollout)."""
-        journal = session_file or self.codex
-        done = self.run("tool", "--cwd", cwd, "--session-file", str(journal), json.dumps(arguments))
-        assert done.returncode == 0, done.stderr
-        answer: dict[str, Any] = json.loads(done.stdout)
-        return answer
+from tests.agent_homes import cli_json
+from tests.colliding_home import PROJ_A, PROJ_B, SHARED_ID, WORD_ONLY_IN_A, Home
 
 
 @pytest.fixture(scope="module")
@@ -193,4 +127,22 @@ def test_a_header_cwd_with_dotdot_is_the_folder_it_names(tmp_path: Path):
     # From A (however the caller spells it), A's transcript is in the project.
     found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", f"{PROJ_B}/./../projA/", "--scope", "project")
     assert found["scope"]["root"] == PROJ_A
+    assert found["results"] and {hit["cwd"] for hit in found["results"]} == {PROJ_A}
+
+
+def test_an_index_made_before_cwds_were_normalized_is_fixed_by_the_next_pass(tmp_path: Path):
+    home = Home(tmp_path)
+    db = home.env["JOURNAL_INDEX_DB"]
+    conn = apsw.Connection(db)
+    try:  # as an older version stored it, one schema back
+        conn.execute("UPDATE files SET cwd = ? WHERE format = 'claude'", (f"{PROJ_B}/../projA",))
+        conn.pragma("user_version", 7)
+    finally:
+        conn.close()
+    # Opened by this version: never in projB, not even before the next pass has run...
+    found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", PROJ_B, "--scope", "project")
+    assert found["results"] == []
+    # ...and in projA again once it has.
+    cli_json(home.env, "index")
+    found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", PROJ_A, "--scope", "project")
     assert found["results"] and {hit["cwd"] for hit in found["results"]} == {PROJ_A}
