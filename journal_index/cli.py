@@ -18,7 +18,7 @@ import apsw
 import click
 import orjson
 
-from journal_index import __version__, indexer, query, render
+from journal_index import __version__, conversation, indexer, query, render
 from journal_index.config import (
     CANDIDATES,
     QUERY_SECONDS,
@@ -29,6 +29,7 @@ from journal_index.config import (
     max_scope_from_env,
     session_roots,
 )
+from journal_index.conversation import MAX_CONTEXT
 from journal_index.formats import FORMATS, KINDS, Root
 from journal_index.redact import redact, redact_with_hits
 from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
@@ -296,11 +297,14 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
 
 
 @cli.command(name="read")
-@click.argument("entry_id")
+@click.argument("entry_id", required=False)
 @click.option("--session", "session_id", default=None,
               help="The session whose copy to read (an id or a unique prefix, AGENT:ID, or the journal's "
-                   "path; forks keep entry ids).")
-@click.option("--offset", type=click.IntRange(0), default=0, help="Character offset of the page.")
+                   "path; forks keep entry ids); with no ENTRY_ID, the whole session, a page at a time.")
+@click.option("--context", "context", type=click.IntRange(0, MAX_CONTEXT), default=None, metavar="N",
+              help="Show the entry with the N entries before and after it, as a conversation.")
+@click.option("--offset", type=click.IntRange(0), default=0,
+              help="Where the page starts: a character of the entry, or with no ENTRY_ID an entry of the session.")
 @click.option("--cwd", type=click.Path(file_okay=False), default=None,
               help="Folder whose project's copy is meant when the entry is in several sessions "
                    "(default: the current folder).")
@@ -308,17 +312,37 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
               help="Where to look for the entry.")
 @json_option
 @with_app
-def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: str | None, scope: str,
-             as_json: bool) -> None:
-    """Read one entry verbatim (redacted), 16,000 characters a page."""
+def read_cmd(app: App, entry_id: str | None, session_id: str | None, context: int | None, offset: int,
+             cwd: str | None, scope: str, as_json: bool) -> None:
+    """Read one entry verbatim (redacted), 16,000 characters a page; with --context N, in its place
+    in the conversation; with --session and no ENTRY_ID, a whole session."""
+    if entry_id is None and not session_id:
+        raise click.UsageError("read needs an ENTRY_ID, or --session ID to read a whole session")
+    if context is not None and (entry_id is None or offset):
+        raise click.UsageError("--context N shows an entry in its place: give an ENTRY_ID and no --offset")
     app.ensure_indexed()
     store = app.store()
     session = resolve_session(store, session_id) if session_id else None
     here = resolve_scope(store, "project", cwd or os.getcwd())
     resolved = resolve_scope(store, scope, cwd or os.getcwd(), session)
-    answer = render.redact_json(query.read(store, entry_id, resolved, session=session, offset=offset,
-                                           roots=app.roots, prefer=here))
-    emit_json(answer) if as_json else click.echo(render.read_text(answer, render.PEOPLE))
+    if entry_id is None:
+        assert session is not None
+        if not resolved.contains(session.cwd, session.file_id):
+            raise click.ClickException(f"session {redact(session_id or '')} is not in {render.scope_words(resolved)}; "
+                                       "use --scope global")
+        answer = conversation.read_session(store, session, offset=offset, roots=app.roots)
+    elif context is not None:
+        answer = conversation.read_context(store, entry_id, resolved, context, session=session, roots=app.roots,
+                                           prefer=here)
+    else:
+        answer = query.read(store, entry_id, resolved, session=session, offset=offset, roots=app.roots, prefer=here)
+    answer = render.redact_json(answer)
+    if as_json:
+        emit_json(answer)
+    elif entry_id is None or context is not None:
+        click.echo(render.conversation_text(answer, render.PEOPLE))
+    else:
+        click.echo(render.read_text(answer, render.PEOPLE))
     if answer["status"] != "ok":
         sys.exit(1 if answer["status"] != "ambiguous" else 3)
 

@@ -291,18 +291,12 @@ def _ambiguous(entry_id: str, chosen: list[Hit]) -> dict[str, Any]:
     }
 
 
-def read(store: Store, entry_id: str, scope: Scope, session: SessionRef | None = None,
-         offset: int = 0, page_chars: int = PAGE_CHARS,
-         roots: Sequence[Root | str | os.PathLike[str]] | None = None, prefer: Scope | None = None) -> dict[str, Any]:
-    """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``).
-
-    ``entry_id`` may be a unique prefix (:func:`entry_candidates`). ``session`` picks among
-    copies of an entry (forks keep ids); ``prefer`` is the scope whose copy is meant when there
-    are several and no session is given.
-    """
-    if offset < 0:
-        raise QueryError("offset must be 0 or more")
-    reader = Reader(store, roots)
+def locate_entry(store: Store, reader: Reader, entry_id: str, scope: Scope, session: SessionRef | None = None,
+                 prefer: Scope | None = None) -> tuple[Hit, str] | dict[str, Any]:
+    """The entry ``entry_id`` names inside ``scope`` and its verified, redacted text; or the
+    answer saying why there is none (not_found, ambiguous, unavailable). A line that is not
+    the entry makes its journal reindex once (it was rewritten), then the entry is looked for
+    again. ``session`` and ``prefer`` choose among copies, as for :func:`read`."""
     for attempt in (0, 1):
         chosen = _choose(entry_candidates(store, entry_id, scope), session, prefer)
         if chosen is None:
@@ -316,24 +310,43 @@ def read(store: Store, entry_id: str, scope: Scope, session: SessionRef | None =
         if text is None:
             if attempt == 0 and reader.resolve(chosen.path) is not None:
                 index_file(store, chosen.path, rebuild=True)
+                reader.forget()  # the lines read so far may have moved
                 continue
             return {"status": "unavailable", "entryId": entry_id,
                     "reason": "the journal line no longer holds this entry"}
-        total = len(text)
-        if offset > total:
-            raise QueryError(f"offset {offset} is past the end of the entry ({total} characters)")
-        end = min(total, offset + page_chars)
-        return {
-            "status": "ok",
-            "entryId": chosen.entry_id,
-            "sessionId": chosen.session_id,
-            "agent": chosen.format,
-            "time": iso(chosen.ts),
-            "kind": chosen.kind,
-            "cwd": chosen.cwd,
-            "text": text[offset:end],
-            "offset": offset,
-            "nextOffset": end if end < total else None,
-            "totalChars": total,
-        }
+        return chosen, text
     return {"status": "unavailable", "entryId": entry_id, "reason": "the journal changed while reading"}
+
+
+def read(store: Store, entry_id: str, scope: Scope, session: SessionRef | None = None,
+         offset: int = 0, page_chars: int = PAGE_CHARS,
+         roots: Sequence[Root | str | os.PathLike[str]] | None = None, prefer: Scope | None = None) -> dict[str, Any]:
+    """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``).
+
+    ``entry_id`` may be a unique prefix (:func:`entry_candidates`). ``session`` picks among
+    copies of an entry (forks keep ids); ``prefer`` is the scope whose copy is meant when there
+    are several and no session is given.
+    """
+    if offset < 0:
+        raise QueryError("offset must be 0 or more")
+    found = locate_entry(store, Reader(store, roots), entry_id, scope, session, prefer)
+    if isinstance(found, dict):
+        return found
+    chosen, text = found
+    total = len(text)
+    if offset > total:
+        raise QueryError(f"offset {offset} is past the end of the entry ({total} characters)")
+    end = min(total, offset + page_chars)
+    return {
+        "status": "ok",
+        "entryId": chosen.entry_id,
+        "sessionId": chosen.session_id,
+        "agent": chosen.format,
+        "time": iso(chosen.ts),
+        "kind": chosen.kind,
+        "cwd": chosen.cwd,
+        "text": text[offset:end],
+        "offset": offset,
+        "nextOffset": end if end < total else None,
+        "totalChars": total,
+    }

@@ -18,6 +18,7 @@ import orjson
 from journal_index.entry_text import ANSWER_END, ANSWER_START
 from journal_index.query import Hit, SearchResult, iso, short_entry_id
 from journal_index.redact import redact
+from journal_index.scope import Scope
 
 BOLD_YELLOW = "\x1b[1;33m"
 DIM = "\x1b[2m"
@@ -92,7 +93,11 @@ def _entry(entry_id: str, style: Style) -> str:
 
 
 def where(result: SearchResult) -> str:
-    scope = result.scope
+    return scope_words(result.scope)
+
+
+def scope_words(scope: Scope) -> str:
+    """A scope as the answers name it ("project /home/dev/x", "all projects"), redacted."""
     if scope.kind == "project":
         return redact(f"project {scope.root or '?'}")
     if scope.kind == "session":
@@ -227,3 +232,41 @@ def status_text(info: dict[str, Any]) -> str:
         rows.append(f"backfill     {backfill['done']}/{backfill['total']} journals ({state})")
     rows.append(f"sqlite       {info['sqliteVersion']} (apsw {info['apswVersion']})")
     return "\n".join(rows)
+
+
+def _said_by(entry: dict[str, Any]) -> str:
+    """kind/role, the role only where it says more than the kind (``custom/hookMessage``)."""
+    kind, role = entry["kind"], entry.get("role")
+    label = kind if not role or role.lower() == kind.replace("_", "") else f"{kind}/{role}"
+    return label + (f" ({entry['tool']})" if entry.get("tool") else "")
+
+
+def conversation_text(answer: dict[str, Any], style: Style) -> str:
+    """Entries of one session in order (an entry in its context, or a page of a session): who
+    said what when, long texts cut with a note on how to read them whole."""
+    if answer["status"] != "ok":
+        return read_text(answer, style)
+    session = f"{answer.get('agent') or '?'}:{_session(answer.get('sessionId'), style)}"
+    entries = answer["entries"]
+    if "context" in answer:
+        n = answer["context"]
+        what = f"entry {_entry(answer['entryId'], style)} with {n} {'entry' if n == 1 else 'entries'} before and after"
+    else:
+        first = answer["offset"] + 1
+        what = (f"entries {first}–{answer['offset'] + len(entries)} of {answer['totalEntries']}"
+                if entries else "no entries")
+    lines = [redact(f"session {session} · {answer.get('cwd') or '?'} · {what}")]
+    for entry in entries:
+        when = (entry["time"] or "?")[:19].replace("T", " ")
+        mark = "  ◀ this entry" if entry.get("target") else ""
+        lines.append("")
+        lines.append(redact(f"── {when} · {_said_by(entry)} · {_entry(entry['entryId'], style)}{mark}"))
+        lines.append(entry["text"])
+        if entry["cut"]:
+            more = entry["totalChars"] - len(entry["text"])
+            lines.append(redact(f"   [… {more:,} more characters: journal-index read "
+                                f"{_entry(entry['entryId'], style)} --session {session}]"))
+    if answer.get("nextOffset") is not None:
+        lines.append("")
+        lines.append(f"[continue with --offset {answer['nextOffset']}]")
+    return "\n".join(lines)
