@@ -9,6 +9,7 @@ rewritten to share one session id, laid out in a private home, and queried throu
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -146,3 +147,25 @@ def test_an_index_made_before_cwds_were_normalized_is_fixed_by_the_next_pass(tmp
     cli_json(home.env, "index")
     found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", PROJ_A, "--scope", "project")
     assert found["results"] and {hit["cwd"] for hit in found["results"]} == {PROJ_A}
+
+
+def test_tool_names_another_agents_session_by_agent_id_only_where_the_operator_allows(colliding: Home):
+    arguments = {"action": "search", "query": WORD_ONLY_IN_A, "scope": "session", "sessionId": f"claude:{SHARED_ID}"}
+    refused = colliding.tool(arguments)  # the default limit: B's project
+    assert refused["error"]["code"] == "session_not_found" and WORD_ONLY_IN_A not in refused["text"].lower()
+    done = colliding.run("tool", "--cwd", PROJ_B, "--session-file", str(colliding.codex), "--max-scope", "global",
+                         json.dumps(arguments))
+    answer = json.loads(done.stdout)
+    assert {hit["path"] for hit in answer["result"]["results"]} == {str(colliding.claude)}
+
+
+def test_one_agents_id_in_two_journals_is_refused_until_the_journal_is_named(tmp_path: Path):
+    home = Home(tmp_path)
+    copy = home.home / ".claude" / "projects" / "-home-dev-code-projC" / home.claude.name
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(home.claude.read_bytes().replace(PROJ_A.encode(), b"/home/dev/code/projC"))
+    cli_json(home.env, "index")
+    done = home.run("search", WORD_ONLY_IN_A, "--session", f"claude:{SHARED_ID}")
+    assert done.returncode == 1 and "several journals" in done.stderr and str(copy) in done.stderr
+    found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--session", str(copy))
+    assert found["results"] and {hit["path"] for hit in found["results"]} == {str(copy)}
