@@ -16,6 +16,7 @@ from typing import Any
 
 from journal_index.config import SCOPES
 from journal_index.formats import normalize_cwd
+from journal_index.redact import redact
 from journal_index.store import Store
 
 _HOME_LIKE = re.compile(r"^/(home|Users)/[^/]+$")
@@ -171,16 +172,17 @@ def resolve_session(store: Store, given: str, within: Scope | None = None) -> Se
     refused, never widened to all of them."""
     matches = find_sessions(store, given, within)
     if not matches:
-        raise ScopeError(f"no session {given!r} is indexed; take a session id from a search hit")
+        raise ScopeError(redact(f"no session {given!r} is indexed; take a session id from a search hit"))
     if len(matches) == 1:
         return matches[0]
+    # The message names ids, folders and paths from journals: redacted like every answer.
     names = sorted({m.qualified for m in matches})
     if len(names) > 1:
         shown = ", ".join(f"{m.qualified} ({m.cwd or '?'})" for m in matches[:_CANDIDATES_SHOWN])
         more = ", …" if len(matches) > _CANDIDATES_SHOWN else ""
-        raise ScopeError(f"session {given!r} is ambiguous: {shown}{more}; give one as AGENT:ID")
+        raise ScopeError(redact(f"session {given!r} is ambiguous: {shown}{more}; give one as AGENT:ID"))
     paths = ", ".join(m.path for m in matches[:_CANDIDATES_SHOWN])
-    raise ScopeError(f"session {given!r} is in several journals ({paths}); give the journal's path instead")
+    raise ScopeError(redact(f"session {given!r} is in several journals ({paths}); give the journal's path instead"))
 
 
 def session_within(session: SessionRef, project: Scope) -> bool:

@@ -169,3 +169,11 @@ def test_one_agents_id_in_two_journals_is_refused_until_the_journal_is_named(tmp
     assert done.returncode == 1 and "several journals" in done.stderr and str(copy) in done.stderr
     found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--session", str(copy))
     assert found["results"] and {hit["path"] for hit in found["results"]} == {str(copy)}
+
+
+def test_the_refusal_of_an_ambiguous_session_prints_no_secret_from_a_cwd(tmp_path: Path):
+    token = "ghp_R8kzQ2vX7mN4pL9sT1wY6bC3dF5gH0jK2aZx"
+    home = Home(tmp_path, claude_cwd=f"/home/dev/code/{token}/projA")
+    done = home.run("search", WORD_ONLY_IN_A, "--session", SHARED_ID[:8])
+    assert done.returncode == 1 and "[REDACTED:github_token]" in done.stderr
+    assert token not in done.stderr + done.stdout
