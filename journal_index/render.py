@@ -244,6 +244,8 @@ def _said_by(entry: dict[str, Any]) -> str:
 def conversation_text(answer: dict[str, Any], style: Style) -> str:
     """Entries of one session in order (an entry in its context, or a page of a session): who
     said what when, long texts cut with a note on how to read them whole."""
+    if answer["status"] != "ok" and "entryId" not in answer:  # a session page that could not be read
+        return redact(f"session {answer.get('sessionId')} is unavailable: {answer.get('reason')}")
     if answer["status"] != "ok":
         return read_text(answer, style)
     session = f"{answer.get('agent') or '?'}:{_session(answer.get('sessionId'), style)}"

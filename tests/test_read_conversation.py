@@ -122,3 +122,27 @@ def test_no_secret_is_printed_in_a_context_or_a_session_page(tmp_path: Path, ses
     assert "[REDACTED:" in everything
     leaked = [secret for secret in secrets if secret in everything]
     assert leaked == []
+
+
+def test_a_journal_rewritten_under_the_index_never_shows_another_lines_text(tmp_path: Path):
+    home = Home(tmp_path)
+    db = home.env["JOURNAL_INDEX_DB"]
+    order = _journal_order(db, home.claude)
+    middle = order[len(order) // 2]
+    at = order.index(middle)
+    before = {entry_id: cli_json(home.env, "read", entry_id)["text"] for entry_id in order[at - 4: at + 5]}
+    # The transcript is rewritten after it was indexed (the lines just after the entry
+    # reversed): the entry still reads at its place, but the index's offsets of its neighbours
+    # now point into other lines, until it is reindexed.
+    lines = home.claude.read_bytes().splitlines(keepends=True)
+    line_at = next(n for n, line in enumerate(lines) if f'"uuid":"{middle}"'.encode() in line)
+    lines[line_at + 1: line_at + 5] = reversed(lines[line_at + 1: line_at + 5])
+    home.claude.write_bytes(b"".join(lines))
+    answer = cli_json(home.env, "read", middle, "--context", "2")
+    assert answer["status"] == "ok"
+    now = _journal_order(db, home.claude)  # reindexed by the read: the new order
+    assert now != order
+    assert [e["entryId"] for e in answer["entries"]] == now[now.index(middle) - 2: now.index(middle) + 3]
+    for entry in answer["entries"]:  # each shows its own words, never its old place's (a result
+        # whose call now comes after it is no longer led by the call's summary)
+        assert entry["text"][:500] in before[entry["entryId"]], entry["entryId"]
