@@ -161,7 +161,7 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
     """The filters, and a note to print when the scope was widened for the person asking."""
     store = app.store()
     cwd = given.cwd or os.getcwd()
-    session = resolve_session(store, given.session_id) if given.session_id else None
+    session = resolve_session(store, given.session_id, agents=given.agents) if given.session_id else None
     kind = given.scope or ("session" if session else "project")
     note = None
     scope = resolve_scope(store, kind, cwd, session)

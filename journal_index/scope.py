@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -150,15 +151,18 @@ def _session_rows(store: Store, where: str, params: list[Any], within: Scope | N
     return [SessionRef(*row) for row in rows]
 
 
-def find_sessions(store: Store, given: str, within: Scope | None = None) -> list[SessionRef]:
+def find_sessions(store: Store, given: str, within: Scope | None = None,
+                  agents: Sequence[str] = ()) -> list[SessionRef]:
     """The sessions (journals) a reference names: exactly, else by unique prefix; ``agent:``
-    narrows it to one agent, a path (it holds a ``/``) names the journal itself. ``within``
-    limits the search to a scope, so that an id of another project neither matches nor makes
-    an id ambiguous."""
+    (or ``agents``, as --agent gives them) narrows it to those agents, a path (it holds a
+    ``/``) names the journal itself. ``within`` limits the search to a scope, so that an id of
+    another project neither matches nor makes an id ambiguous."""
     if "/" in given:
         return _session_rows(store, "f.path = ?", [os.path.abspath(os.path.expanduser(given))], within)
     agent, _, wanted = given.rpartition(":")
-    agent_clause, agent_params = ("f.format = ?", [agent]) if agent else ("1", [])
+    named = [agent] if agent else list(agents)
+    agent_clause, agent_params = ((f"f.format IN ({','.join('?' * len(named))})", named) if named
+                                  else ("1", []))
     exact = _session_rows(store, f"f.session_id = ? AND {agent_clause}", [wanted, *agent_params], within)
     if exact or not wanted:
         return exact
@@ -166,11 +170,12 @@ def find_sessions(store: Store, given: str, within: Scope | None = None) -> list
                          [like_escape(wanted) + "%", *agent_params], within)
 
 
-def resolve_session(store: Store, given: str, within: Scope | None = None) -> SessionRef:
+def resolve_session(store: Store, given: str, within: Scope | None = None,
+                    agents: Sequence[str] = ()) -> SessionRef:
     """The one session a reference names (see :func:`find_sessions`), or a ScopeError saying
     how to name it: a reference matching sessions of two agents, two ids or two journals is
     refused, never widened to all of them."""
-    matches = find_sessions(store, given, within)
+    matches = find_sessions(store, given, within, agents)
     if not matches:
         raise ScopeError(redact(f"no session {given!r} is indexed; take a session id from a search hit"))
     if len(matches) == 1:

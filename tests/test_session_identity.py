@@ -177,3 +177,8 @@ def test_the_refusal_of_an_ambiguous_session_prints_no_secret_from_a_cwd(tmp_pat
     done = home.run("search", WORD_ONLY_IN_A, "--session", SHARED_ID[:8])
     assert done.returncode == 1 and "[REDACTED:github_token]" in done.stderr
     assert token not in done.stderr + done.stdout
+
+
+def test_cli_agent_option_picks_among_sessions_sharing_an_id(colliding: Home):
+    found = cli_json(colliding.env, "search", WORD_ONLY_IN_A, "--session", SHARED_ID[:8], "--agent", "claude")
+    assert found["results"] and {hit["path"] for hit in found["results"]} == {str(colliding.claude)}
