@@ -129,6 +129,10 @@ def test_a_header_cwd_with_dotdot_is_the_folder_it_names(tmp_path: Path):
     found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", f"{PROJ_B}/./../projA/", "--scope", "project")
     assert found["scope"]["root"] == PROJ_A
     assert found["results"] and {hit["cwd"] for hit in found["results"]} == {PROJ_A}
+    answer = home.tool({"action": "search", "query": WORD_ONLY_IN_A}, cwd=f"{PROJ_A}/../projB/../projA",
+                       session_file=home.codex)
+    assert answer["result"]["scope"]["root"] == PROJ_A
+    assert {hit["path"] for hit in answer["result"]["results"]} == {str(home.claude)}
 
 
 def test_an_index_made_before_cwds_were_normalized_is_fixed_by_the_next_pass(tmp_path: Path):
