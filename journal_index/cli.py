@@ -19,7 +19,7 @@ import apsw
 import click
 import orjson
 
-from journal_index import __version__, indexer, query, render
+from journal_index import __version__, conversation, indexer, query, render
 from journal_index.config import (
     CANDIDATES,
     QUERY_SECONDS,
@@ -30,6 +30,7 @@ from journal_index.config import (
     max_scope_from_env,
     session_roots,
 )
+from journal_index.conversation import MAX_CONTEXT
 from journal_index.counts import count
 from journal_index.db_identity import identify
 from journal_index.formats import FORMATS, KINDS, Root
@@ -164,7 +165,8 @@ def filter_options(func: F) -> F:
                      help="Which sessions: session, project (the default; all projects when this folder "
                           "has no sessions of its own) or global."),
         click.option("--session", "session_id", default=None,
-                     help="One session, by id or a unique prefix of it (implies --scope session)."),
+                     help="One session: its id or a unique prefix, AGENT:ID when two agents' sessions share "
+                          "the id, or its journal's path (implies --scope session)."),
         click.option("--agent", "agents", multiple=True, type=click.Choice(sorted(FORMATS)),
                      help="Only journals of this agent (repeatable)."),
         click.option("--since", default=None, callback=time_bound_option, metavar="WHEN",
@@ -194,10 +196,10 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
     """The filters, and a note to print when the scope was widened for the person asking."""
     store = app.store()
     cwd = given.cwd or os.getcwd()
-    session_id = resolve_session(store, given.session_id) if given.session_id else None
-    kind = given.scope or ("session" if session_id else "project")
+    session = resolve_session(store, given.session_id, agents=given.agents) if given.session_id else None
+    kind = given.scope or ("session" if session else "project")
     note = None
-    scope = resolve_scope(store, kind, cwd, session_id)
+    scope = resolve_scope(store, kind, cwd, session)
     if given.scope is None and kind == "project" and not has_sessions(store, scope):
         # A person in a folder with no sessions of its own most likely wants everything.
         scope = resolve_scope(store, "global")
@@ -208,7 +210,7 @@ def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | Non
         since=given.since,
         until=given.until,
         kinds=tuple(given.kinds),
-        session_id=session_id if kind != "session" else None,
+        session_file=session.file_id if session is not None and kind != "session" else None,
         agents=tuple(given.agents),
     )
     return filters, note
@@ -351,10 +353,14 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
 
 
 @cli.command(name="read")
-@click.argument("entry_id")
+@click.argument("entry_id", required=False)
 @click.option("--session", "session_id", default=None,
-              help="The session whose copy to read (an id or a unique prefix; forks keep entry ids).")
-@click.option("--offset", type=click.IntRange(0), default=0, help="Character offset of the page.")
+              help="The session whose copy to read (an id or a unique prefix, AGENT:ID, or the journal's "
+                   "path; forks keep entry ids); with no ENTRY_ID, the whole session, a page at a time.")
+@click.option("--context", "context", type=click.IntRange(0, MAX_CONTEXT), default=None, metavar="N",
+              help="Show the entry with the N entries before and after it, as a conversation.")
+@click.option("--offset", type=click.IntRange(0), default=0,
+              help="Where the page starts: a character of the entry, or with no ENTRY_ID an entry of the session.")
 @click.option("--cwd", type=click.Path(file_okay=False), default=None,
               help="Folder whose project's copy is meant when the entry is in several sessions "
                    "(default: the current folder).")
@@ -362,17 +368,37 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
               help="Where to look for the entry.")
 @json_option
 @with_app
-def read_cmd(app: App, entry_id: str, session_id: str | None, offset: int, cwd: str | None, scope: str,
-             as_json: bool) -> None:
-    """Read one entry verbatim (redacted), 16,000 characters a page."""
+def read_cmd(app: App, entry_id: str | None, session_id: str | None, context: int | None, offset: int,
+             cwd: str | None, scope: str, as_json: bool) -> None:
+    """Read one entry verbatim (redacted), 16,000 characters a page; with --context N, in its place
+    in the conversation; with --session and no ENTRY_ID, a whole session."""
+    if entry_id is None and not session_id:
+        raise click.UsageError("read needs an ENTRY_ID, or --session ID to read a whole session")
+    if context is not None and (entry_id is None or offset):
+        raise click.UsageError("--context N shows an entry in its place: give an ENTRY_ID and no --offset")
     app.ensure_indexed()
     store = app.store()
     session = resolve_session(store, session_id) if session_id else None
     here = resolve_scope(store, "project", cwd or os.getcwd())
     resolved = resolve_scope(store, scope, cwd or os.getcwd(), session)
-    answer = render.redact_json(query.read(store, entry_id, resolved, session_id=session, offset=offset,
-                                           roots=app.roots, prefer=here))
-    emit_json(answer) if as_json else click.echo(render.read_text(answer, render.PEOPLE))
+    if entry_id is None:
+        assert session is not None
+        if not resolved.contains(session.cwd, session.file_id):
+            raise click.ClickException(f"session {redact(session_id or '')} is not in {render.scope_words(resolved)}; "
+                                       "use --scope global")
+        answer = conversation.read_session(store, session, offset=offset, roots=app.roots)
+    elif context is not None:
+        answer = conversation.read_context(store, entry_id, resolved, context, session=session, roots=app.roots,
+                                           prefer=here)
+    else:
+        answer = query.read(store, entry_id, resolved, session=session, offset=offset, roots=app.roots, prefer=here)
+    answer = render.redact_json(answer)
+    if as_json:
+        emit_json(answer)
+    elif entry_id is None or context is not None:
+        click.echo(render.conversation_text(answer, render.PEOPLE))
+    else:
+        click.echo(render.read_text(answer, render.PEOPLE))
     if answer["status"] != "ok":
         sys.exit(1 if answer["status"] != "ambiguous" else 3)
 
@@ -517,7 +543,8 @@ def demo_cmd(ctx: click.Context) -> None:
             store.close()
         if hits:
             step("read the best hit verbatim (secrets redacted)",
-                 ["read", hits[0].entry_id, "--cwd", DEMO_CWD, "--session", hits[0].session_id or ""])
+                 ["read", query.short_entry_id(hits[0].entry_id), "--cwd", DEMO_CWD,
+                  "--session", f"{hits[0].format}:{hits[0].session_id or ''}"])
         step("summaries written when the sessions compacted", ["summaries", "--cwd", DEMO_CWD, "--limit", "3"])
 
 

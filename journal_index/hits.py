@@ -3,6 +3,7 @@ but the WHERE fragments the filters make)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -12,11 +13,24 @@ from journal_index.scope import Scope
 from journal_index.time_bounds import TIME_EXAMPLE, parse_time_bound
 
 __all__ = ["HIT_COLUMNS", "TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "hits_of", "iso",
-           "parse_time_bound"]  # the time parser lives in time_bounds; query re-exports it from here
+           "parse_time_bound", "short_entry_id"]  # the time parser lives in time_bounds; query re-exports it from here
+
+# Ids given to lines that have none (formats.synthetic_id): "v1.<offset hex>.<crc32 hex>".
+_SYNTHETIC_ID = re.compile(r"^v1\.[0-9a-f]+\.([0-9a-f]{8})$")
+SHORT_ID_CHARS = 8
 
 
 class QueryError(ValueError):
     """Bad query input; the message names the accepted form."""
+
+
+def short_entry_id(entry_id: str) -> str:
+    """How an entry id is shown to people, the same way for every agent: its first 8
+    characters (pi's ids are 8, Claude Code's 36), or for a line's synthetic id (pi version 1,
+    Codex) the 8 hex digits of its CRC, which tell lines apart where the offset prefix does not.
+    ``read`` takes either back (query.entry_candidates)."""
+    synthetic = _SYNTHETIC_ID.match(entry_id)
+    return synthetic.group(1) if synthetic else entry_id[:SHORT_ID_CHARS]
 
 
 def iso(ms: int | None) -> str | None:
@@ -31,7 +45,7 @@ class Filters:
     since: int | None = None
     until: int | None = None
     kinds: tuple[str, ...] = ()
-    session_id: str | None = None
+    session_file: int | None = None  # one session's journal (files.id): never a bare session id
     agents: tuple[str, ...] = ()  # journal formats ("pi", "claude", "codex"); empty: all
     # (file id, byte offset): the entries of that journal from there on are left out — what is
     # still in the asking agent's context (DESIGN invariant 12)
@@ -60,9 +74,9 @@ class Filters:
         if self.kinds:
             parts.append(f"e.kind IN ({','.join('?' * len(self.kinds))})")
             values.extend(self.kinds)
-        if self.session_id:
-            parts.append("f.session_id = ?")
-            values.append(self.session_id)
+        if self.session_file is not None:
+            parts.append("f.id = ?")
+            values.append(self.session_file)
         if self.agents:
             parts.append(f"f.format IN ({','.join('?' * len(self.agents))})")
             values.extend(self.agents)
@@ -88,6 +102,7 @@ class Hit:
     format: str
     link_offset: int | None = None
     link_length: int | None = None
+    file_id: int = 0  # the journal's row: with the agent, what a session is
     score: float = 0.0
     complete: bool = True  # holds every meaningful word of the query
     excerpt: str = ""
@@ -129,7 +144,7 @@ class SearchResult:
 
 
 HIT_COLUMNS = ("e.rowid, e.entry_id, e.ts, e.kind, e.role, e.tool, e.offset, e.length, "
-                "f.path, f.session_id, f.cwd, f.format, e.link_offset, e.link_length")
+                "f.path, f.session_id, f.cwd, f.format, e.link_offset, e.link_length, e.file_id")
 
 
 def hits_of(rows: list[tuple[Any, ...]]) -> list[Hit]:

@@ -8,7 +8,9 @@ fails, the entry is answered as unavailable, never with another line's text.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,15 +32,16 @@ from journal_index.hits import (
     hits_of,
     iso,
     parse_time_bound,
+    short_entry_id,
 )
 from journal_index.indexer import index_file, open_journal
 from journal_index.ranking import asks_for_now, match_quality, newest_first_among_the_best, rank, rerank
-from journal_index.scope import Scope
+from journal_index.scope import Scope, SessionRef
 from journal_index.store import Store
 from journal_index.text_forms import indexed_part, query_groups
 
 __all__ = ["TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "iso", "parse_time_bound", "read",
-           "search", "summaries"]
+           "search", "short_entry_id", "summaries"]
 
 PAGE_CHARS = 16_000
 UNAVAILABLE = "[journal line unavailable]"
@@ -220,8 +223,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
 def summaries(store: Store, filters: Filters, limit: int = 10,
               roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> SearchResult:
     kinds = tuple(k for k in filters.kinds if k in SUMMARY_KINDS) or SUMMARY_KINDS
-    narrowed = Filters(filters.scope, filters.since, filters.until, kinds, filters.session_id, filters.agents,
-                       filters.live)
+    narrowed = dataclasses.replace(filters, kinds=kinds)
     reader = Reader(store, roots)
     for attempt in (0, 1):
         hits = _page(store, reader, _newest(store, narrowed, limit * 4), set(), limit, retry=attempt == 0)
@@ -236,79 +238,122 @@ def _scope_words(scope: Scope) -> str:
     return f"session {scope.session_id}" if scope.kind == "session" else "any indexed session"
 
 
-def _candidates(store: Store, entry_id: str, scope: Scope) -> list[Hit]:
+MIN_PREFIX_CHARS = 4  # a shorter prefix names too many entries to be meant
+_HEX = re.compile(r"^[0-9a-f]{1,8}$")
+_PREFIX_CANDIDATES = 50
+
+
+def entry_candidates(store: Store, entry_id: str, scope: Scope) -> list[Hit]:
+    """The entries inside ``scope`` that ``entry_id`` names: those with exactly that id; else,
+    for a prefix of at least MIN_PREFIX_CHARS, those whose id starts with it or (a synthetic
+    id, "v1.<offset>.<crc>") whose CRC does, as people are shown (hits.short_entry_id).
+    Only entries inside the scope are looked at, so a prefix is never ambiguous because of
+    an entry the caller may not see."""
     where, params = scope.sql("f")
-    sql = (f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
-           f"WHERE e.entry_id = ? AND {where} ORDER BY e.ts DESC")
-    return hits_of(store.rows(sql, [entry_id, *params]))
+    base = f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE "
+    exact = hits_of(store.rows(f"{base}e.entry_id = ? AND {where} ORDER BY e.ts DESC", [entry_id, *params]))
+    if exact or len(entry_id) < MIN_PREFIX_CHARS:
+        return exact
+    # A range over the id index is a prefix match (LIKE would fold case and skip the index).
+    found = hits_of(store.rows(f"{base}e.entry_id >= ? AND e.entry_id < ? AND {where} ORDER BY e.ts DESC LIMIT ?",
+                               [entry_id, entry_id + "\U0010ffff", *params, _PREFIX_CANDIDATES]))
+    if _HEX.match(entry_id):
+        found += hits_of(store.rows(f"{base}e.entry_id GLOB ? AND {where} ORDER BY e.ts DESC LIMIT ?",
+                                    [f"v1.*.{entry_id}*", *params, _PREFIX_CANDIDATES]))
+    return found
 
 
-def _choose(candidates: list[Hit], session_id: str | None, prefer: Scope | None) -> Hit | list[Hit] | None:
+def _choose(candidates: list[Hit], session: SessionRef | None, prefer: Scope | None) -> Hit | list[Hit] | None:
     """The entry to read: the given session's copy; else the only one; else the only one inside
-    ``prefer`` (the project a person reads from); else all of them (ambiguous)."""
-    if session_id:
-        mine = [c for c in candidates if c.session_id == session_id]
+    ``prefer`` (the project a person reads from); else all of them (ambiguous). A prefix of
+    several entries' ids is ambiguous wherever they are (only copies of one entry are chosen
+    among)."""
+    if session is not None:
+        mine = [c for c in candidates if c.file_id == session.file_id]
         if len(mine) == 1:
             return mine[0]
+    if len({c.entry_id for c in candidates}) > 1:
+        return candidates
     if len(candidates) == 1:
         return candidates[0]
     if prefer is not None:
-        near = [c for c in candidates if prefer.contains(c.cwd, c.session_id)]
+        near = [c for c in candidates if prefer.contains(c.cwd, c.file_id)]
         if len(near) == 1:
             return near[0]
     return candidates or None
 
 
-def read(store: Store, entry_id: str, scope: Scope, session_id: str | None = None,
-         offset: int = 0, page_chars: int = PAGE_CHARS,
-         roots: Sequence[Root | str | os.PathLike[str]] | None = None, prefer: Scope | None = None) -> dict[str, Any]:
-    """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``).
+def _ambiguous(entry_id: str, chosen: list[Hit]) -> dict[str, Any]:
+    """Several entries (a prefix of several ids) or several copies (forks keep ids) are named."""
+    several_ids = len({c.entry_id for c in chosen}) > 1
+    return {
+        "status": "ambiguous",
+        "entryId": entry_id,
+        "what": "entryId" if several_ids else "session",
+        "candidates": [
+            {"entryId": c.entry_id, "sessionId": c.session_id, "agent": c.format, "time": iso(c.ts),
+             "kind": c.kind, "cwd": c.cwd}
+            for c in chosen
+        ],
+    }
 
-    ``session_id`` picks among copies of an entry (forks keep ids); ``prefer`` is the scope whose
-    copy is meant when there are several and no session is given.
-    """
-    if offset < 0:
-        raise QueryError("offset must be 0 or more")
-    reader = Reader(store, roots)
+
+def locate_entry(store: Store, reader: Reader, entry_id: str, scope: Scope, session: SessionRef | None = None,
+                 prefer: Scope | None = None) -> tuple[Hit, str] | dict[str, Any]:
+    """The entry ``entry_id`` names inside ``scope`` and its verified, redacted text; or the
+    answer saying why there is none (not_found, ambiguous, unavailable). A line that is not
+    the entry makes its journal reindex once (it was rewritten), then the entry is looked for
+    again. ``session`` and ``prefer`` choose among copies, as for :func:`read`."""
     for attempt in (0, 1):
-        chosen = _choose(_candidates(store, entry_id, scope), session_id, prefer)
+        chosen = _choose(entry_candidates(store, entry_id, scope), session, prefer)
         if chosen is None:
             if attempt == 1:  # it was there until its journal turned out to be rewritten
                 return {"status": "unavailable", "entryId": entry_id,
                         "reason": "the journal was rewritten and no longer holds this entry"}
             return {"status": "not_found", "entryId": entry_id, "where": _scope_words(scope)}
         if isinstance(chosen, list):
-            return {
-                "status": "ambiguous",
-                "entryId": entry_id,
-                "candidates": [
-                    {"entryId": c.entry_id, "sessionId": c.session_id, "time": iso(c.ts),
-                     "kind": c.kind, "cwd": c.cwd}
-                    for c in chosen
-                ],
-            }
+            return _ambiguous(entry_id, chosen)
         text = reader.verified_text(chosen)
         if text is None:
             if attempt == 0 and reader.resolve(chosen.path) is not None:
                 index_file(store, chosen.path, rebuild=True)
+                reader.forget()  # the lines read so far may have moved
                 continue
             return {"status": "unavailable", "entryId": entry_id,
                     "reason": "the journal line no longer holds this entry"}
-        total = len(text)
-        if offset > total:
-            raise QueryError(f"offset {offset} is past the end of the entry ({total} characters)")
-        end = min(total, offset + page_chars)
-        return {
-            "status": "ok",
-            "entryId": chosen.entry_id,
-            "sessionId": chosen.session_id,
-            "agent": chosen.format,
-            "time": iso(chosen.ts),
-            "kind": chosen.kind,
-            "cwd": chosen.cwd,
-            "text": text[offset:end],
-            "offset": offset,
-            "nextOffset": end if end < total else None,
-            "totalChars": total,
-        }
+        return chosen, text
     return {"status": "unavailable", "entryId": entry_id, "reason": "the journal changed while reading"}
+
+
+def read(store: Store, entry_id: str, scope: Scope, session: SessionRef | None = None,
+         offset: int = 0, page_chars: int = PAGE_CHARS,
+         roots: Sequence[Root | str | os.PathLike[str]] | None = None, prefer: Scope | None = None) -> dict[str, Any]:
+    """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``).
+
+    ``entry_id`` may be a unique prefix (:func:`entry_candidates`). ``session`` picks among
+    copies of an entry (forks keep ids); ``prefer`` is the scope whose copy is meant when there
+    are several and no session is given.
+    """
+    if offset < 0:
+        raise QueryError("offset must be 0 or more")
+    found = locate_entry(store, Reader(store, roots), entry_id, scope, session, prefer)
+    if isinstance(found, dict):
+        return found
+    chosen, text = found
+    total = len(text)
+    if offset > total:
+        raise QueryError(f"offset {offset} is past the end of the entry ({total} characters)")
+    end = min(total, offset + page_chars)
+    return {
+        "status": "ok",
+        "entryId": chosen.entry_id,
+        "sessionId": chosen.session_id,
+        "agent": chosen.format,
+        "time": iso(chosen.ts),
+        "kind": chosen.kind,
+        "cwd": chosen.cwd,
+        "text": text[offset:end],
+        "offset": offset,
+        "nextOffset": end if end < total else None,
+        "totalChars": total,
+    }

@@ -17,8 +17,9 @@ import orjson
 
 from journal_index.counts import count
 from journal_index.entry_text import ANSWER_END, ANSWER_START
-from journal_index.query import Hit, SearchResult, iso
+from journal_index.query import Hit, SearchResult, iso, short_entry_id
 from journal_index.redact import redact
+from journal_index.scope import Scope
 
 BOLD_YELLOW = "\x1b[1;33m"
 DIM = "\x1b[2m"
@@ -86,8 +87,18 @@ def _session(session_id: str | None, style: Style) -> str:
     return session_id if style.for_model else session_id[:SHORT_ID]
 
 
+def _entry(entry_id: str, style: Style) -> str:
+    """Full ids for the model (it copies them into calls); for people every agent's id the
+    same short way, which ``read`` takes back."""
+    return entry_id if style.for_model else short_entry_id(entry_id)
+
+
 def where(result: SearchResult) -> str:
-    scope = result.scope
+    return scope_words(result.scope)
+
+
+def scope_words(scope: Scope) -> str:
+    """A scope as the answers name it ("project /home/dev/x", "all projects"), redacted."""
     if scope.kind == "project":
         return redact(f"project {scope.root or '?'}")
     if scope.kind == "session":
@@ -103,7 +114,7 @@ def hit_header(hit: Hit, style: Style, root: str | None = None) -> str:
         place = "" if hit.cwd == root else f" · {hit.cwd or '?'}"
         line = f"{when} · {hit.kind} · {hit.format} · entry {hit.entry_id} · session {hit.session_id}{place}"
     else:
-        line = (f"{when}  {hit.kind:<14} {hit.entry_id}  session {_session(hit.session_id, style)}  "
+        line = (f"{when}  {hit.kind:<14} {_entry(hit.entry_id, style):<8}  session {_session(hit.session_id, style)}  "
                 f"{hit.format}  {hit.cwd or '?'}")
     return redact(line)
 
@@ -150,8 +161,10 @@ def search_text(result: SearchResult, style: Style, *, what: str = "search", fir
             lines.append(f'next page: the same call with "offset": {next_offset}')
     else:
         lines.append("")
-        lines.append(redact(f"read one whole: journal-index read {best.entry_id}"
-                            + (f" --session {_session(best.session_id, style)}" if best.session_id else "")))
+        # The session by agent too: two agents' sessions may carry the same id.
+        lines.append(redact(f"read one whole: journal-index read {_entry(best.entry_id, style)}"
+                            + (f" --session {best.format}:{_session(best.session_id, style)}"
+                               if best.session_id else "")))
     return "\n".join(lines)
 
 
@@ -160,7 +173,8 @@ def read_text(answer: dict[str, Any], style: Style) -> str:
     status = answer["status"]
     if status == "ok":
         when = (answer["time"] or "?")[:19].replace("T", " ")
-        head = redact(f"{when} · {answer['kind']} · {answer.get('agent', '?')} · entry {answer['entryId']} · "
+        head = redact(f"{when} · {answer['kind']} · {answer.get('agent', '?')} · "
+                      f"entry {_entry(answer['entryId'], style)} · "
                       f"session {_session(answer['sessionId'], style)} · {answer['cwd'] or '?'}")
         end = answer["offset"] + len(answer["text"])
         lines = [head, f"(characters {answer['offset']}–{end} of {answer['totalChars']})", "", answer["text"]]
@@ -173,11 +187,21 @@ def read_text(answer: dict[str, Any], style: Style) -> str:
             else:
                 lines.append(f"[continue with --offset {answer['nextOffset']}]")
         return "\n".join(lines)
+    if status == "ambiguous" and answer.get("what") == "entryId":
+        how = "call read again with one entryId" if style.for_model else "give more of the id"
+        rows = [f"entry id {answer['entryId']!r} is the start of several entries' ids; {how}:"]
+        for c in answer["candidates"]:
+            rows.append(f"  entry {c['entryId']} · {c.get('agent') or '?'} · session {_session(c['sessionId'], style)}"
+                        f" · {c['time']} · {c['kind']} · {c['cwd'] or '?'}")
+        return redact("\n".join(rows))
     if status == "ambiguous":
         how = "call read again with one sessionId" if style.for_model else "pick one with --session"
         rows = [f"entry {answer['entryId']} is in several sessions; {how}:"]
         for c in answer["candidates"]:
-            rows.append(f"  session {_session(c['sessionId'], style)} · {c['time']} · {c['kind']} · {c['cwd'] or '?'}")
+            session = _session(c["sessionId"], style)
+            if not style.for_model and c.get("agent"):
+                session = f"{c['agent']}:{session}"
+            rows.append(f"  session {session} · {c['time']} · {c['kind']} · {c['cwd'] or '?'}")
         return redact("\n".join(rows))
     if status == "not_found":
         return redact(f"no entry {answer['entryId']} in {answer.get('where', 'this scope')}.")
@@ -227,4 +251,44 @@ def sessions_text(sessions: list[Any], scope_name: str, style: Style) -> str:
         line = (f"{s.agent:<6} {_session(s.session_id, style)}  {start} → {last:<16} "
                 f"{count(s.entries, 'entry', 'entries'):>11}  {s.cwd or '?'}")
         lines.append(redact(DIM + line + RESET if style.color else line) + redact(words))
+    return "\n".join(lines)
+
+
+def _said_by(entry: dict[str, Any]) -> str:
+    """kind/role, the role only where it says more than the kind (``custom/hookMessage``)."""
+    kind, role = entry["kind"], entry.get("role")
+    label = kind if not role or role.lower() == kind.replace("_", "") else f"{kind}/{role}"
+    return label + (f" ({entry['tool']})" if entry.get("tool") else "")
+
+
+def conversation_text(answer: dict[str, Any], style: Style) -> str:
+    """Entries of one session in order (an entry in its context, or a page of a session): who
+    said what when, long texts cut with a note on how to read them whole."""
+    if answer["status"] != "ok" and "entryId" not in answer:  # a session page that could not be read
+        return redact(f"session {answer.get('sessionId')} is unavailable: {answer.get('reason')}")
+    if answer["status"] != "ok":
+        return read_text(answer, style)
+    session = f"{answer.get('agent') or '?'}:{_session(answer.get('sessionId'), style)}"
+    entries = answer["entries"]
+    if "context" in answer:
+        n = answer["context"]
+        what = f"entry {_entry(answer['entryId'], style)} with {n} {'entry' if n == 1 else 'entries'} before and after"
+    else:
+        first = answer["offset"] + 1
+        what = (f"entries {first}–{answer['offset'] + len(entries)} of {answer['totalEntries']}"
+                if entries else "no entries")
+    lines = [redact(f"session {session} · {answer.get('cwd') or '?'} · {what}")]
+    for entry in entries:
+        when = (entry["time"] or "?")[:19].replace("T", " ")
+        mark = "  ◀ this entry" if entry.get("target") else ""
+        lines.append("")
+        lines.append(redact(f"── {when} · {_said_by(entry)} · {_entry(entry['entryId'], style)}{mark}"))
+        lines.append(entry["text"])
+        if entry["cut"]:
+            more = entry["totalChars"] - len(entry["text"])
+            lines.append(redact(f"   [… {more:,} more characters: journal-index read "
+                                f"{_entry(entry['entryId'], style)} --session {session}]"))
+    if answer.get("nextOffset") is not None:
+        lines.append("")
+        lines.append(f"[continue with --offset {answer['nextOffset']}]")
     return "\n".join(lines)

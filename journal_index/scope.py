@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from journal_index.config import SCOPES
+from journal_index.formats import normalize_cwd
+from journal_index.redact import redact
 from journal_index.store import Store
 
 _HOME_LIKE = re.compile(r"^/(home|Users)/[^/]+$")
@@ -24,21 +28,43 @@ class ScopeError(ValueError):
 
 
 @dataclass(frozen=True)
+class SessionRef:
+    """One session: one agent's journal file (a bare session id is not enough, as two agents'
+    journals, or two copies of one, may carry the same id)."""
+
+    agent: str
+    session_id: str
+    file_id: int
+    path: str
+    cwd: str | None
+
+    @property
+    def qualified(self) -> str:
+        """How a person names this session unambiguously: ``agent:id``."""
+        return f"{self.agent}:{self.session_id}"
+
+
+@dataclass(frozen=True)
 class Scope:
     kind: str  # "session" | "project" | "global"
     root: str | None = None  # project root
-    session_id: str | None = None
+    session: SessionRef | None = None
     exact: bool = False  # the project is its root folder only (home)
+
+    @property
+    def session_id(self) -> str | None:
+        return self.session.session_id if self.session is not None else None
 
     def as_json(self) -> dict[str, str | None]:
         return {"kind": self.kind, "root": self.root if self.kind == "project" else None}
 
-    def sql(self, file_alias: str = "f") -> tuple[str, list[str]]:
+    def sql(self, file_alias: str = "f") -> tuple[str, list[Any]]:
         """A WHERE fragment (and its parameters) restricting rows to this scope."""
         if self.kind == "global":
             return "1", []
         if self.kind == "session":
-            return f"{file_alias}.session_id = ?", [self.session_id or ""]
+            # The session's own journal, by its row: never every journal that carries its id.
+            return f"{file_alias}.id = ?", [self.session.file_id if self.session is not None else -1]
         assert self.root is not None
         if self.exact:
             return f"{file_alias}.cwd = ?", [self.root]
@@ -46,11 +72,11 @@ class Scope:
         return (f"({file_alias}.cwd = ? OR {file_alias}.cwd LIKE ? ESCAPE '\\')",
                 [self.root, like_escape(prefix) + "%"])
 
-    def contains(self, cwd: str | None, session_id: str | None) -> bool:
+    def contains(self, cwd: str | None, file_id: int | None = None) -> bool:
         if self.kind == "global":
             return True
         if self.kind == "session":
-            return session_id == self.session_id
+            return self.session is not None and file_id == self.session.file_id
         if cwd is None or self.root is None:
             return False
         if self.exact:
@@ -70,7 +96,7 @@ def is_home(path: str) -> bool:
 
 def project_root(store: Store, cwd: str) -> tuple[str, bool]:
     """(root, exact) for a cwd, by the root rule, from the cwds that have sessions."""
-    cwd = os.path.normpath(cwd) if cwd != "/" else cwd
+    cwd = normalize_cwd(os.path.abspath(cwd))
     if is_home(cwd):
         return cwd, True
     candidates = [str(p) for p in [PurePosixPath(cwd), *PurePosixPath(cwd).parents]]
@@ -90,15 +116,19 @@ def project_root(store: Store, cwd: str) -> tuple[str, bool]:
     return root, False
 
 
-def resolve_scope(store: Store, kind: str, cwd: str | None = None, session_id: str | None = None) -> Scope:
+def resolve_scope(store: Store, kind: str, cwd: str | None = None,
+                  session: SessionRef | str | None = None) -> Scope:
+    """The scope of ``kind``: for "session", ``session`` (a resolved one, or a reference that
+    :func:`resolve_session` must resolve unambiguously); for "project", the root of ``cwd``."""
     if kind not in SCOPES:
         raise ScopeError(f"unknown scope {kind!r}; use one of {', '.join(SCOPES)}")
     if kind == "global":
         return Scope("global")
     if kind == "session":
-        if not session_id:
+        if not session:
             raise ScopeError("scope 'session' needs a session id (--session ID)")
-        return Scope("session", session_id=session_id)
+        ref = resolve_session(store, session) if isinstance(session, str) else session
+        return Scope("session", session=ref)
     root, exact = project_root(store, cwd or os.getcwd())
     return Scope("project", root=root, exact=exact)
 
@@ -109,27 +139,61 @@ def has_sessions(store: Store, scope: Scope) -> bool:
     return store.value(f"SELECT 1 FROM files f WHERE {clause} LIMIT 1", params) is not None
 
 
-def resolve_session(store: Store, given: str) -> str:
-    """A session id from the id or any unique prefix of it (people see 8 characters)."""
-    if store.value("SELECT 1 FROM files WHERE session_id = ?", (given,)):
-        return given
-    matches = [r[0] for r in store.rows(
-        "SELECT DISTINCT session_id FROM files WHERE session_id LIKE ? ESCAPE '\\' ORDER BY session_id LIMIT 6",
-        (like_escape(given) + "%",))]
+SESSION_FORM = "an id or a unique prefix of it, AGENT:ID (e.g. claude:5a3ce17f), or the journal's path"
+_CANDIDATES_SHOWN = 5
+
+
+def _session_rows(store: Store, where: str, params: list[Any], within: Scope | None) -> list[SessionRef]:
+    clause, scope_params = within.sql("f") if within is not None else ("1", [])
+    rows = store.rows(f"SELECT f.format, f.session_id, f.id, f.path, f.cwd FROM files f "
+                      f"WHERE {where} AND {clause} ORDER BY f.session_id, f.format, f.path LIMIT 50",
+                      [*params, *scope_params])
+    return [SessionRef(*row) for row in rows]
+
+
+def find_sessions(store: Store, given: str, within: Scope | None = None,
+                  agents: Sequence[str] = ()) -> list[SessionRef]:
+    """The sessions (journals) a reference names: exactly, else by unique prefix; ``agent:``
+    (or ``agents``, as --agent gives them) narrows it to those agents, a path (it holds a
+    ``/``) names the journal itself. ``within`` limits the search to a scope, so that an id of
+    another project neither matches nor makes an id ambiguous."""
+    if "/" in given:
+        return _session_rows(store, "f.path = ?", [os.path.abspath(os.path.expanduser(given))], within)
+    agent, _, wanted = given.rpartition(":")
+    named = [agent] if agent else list(agents)
+    agent_clause, agent_params = ((f"f.format IN ({','.join('?' * len(named))})", named) if named
+                                  else ("1", []))
+    exact = _session_rows(store, f"f.session_id = ? AND {agent_clause}", [wanted, *agent_params], within)
+    if exact or not wanted:
+        return exact
+    return _session_rows(store, f"f.session_id LIKE ? ESCAPE '\\' AND {agent_clause}",
+                         [like_escape(wanted) + "%", *agent_params], within)
+
+
+def resolve_session(store: Store, given: str, within: Scope | None = None,
+                    agents: Sequence[str] = ()) -> SessionRef:
+    """The one session a reference names (see :func:`find_sessions`), or a ScopeError saying
+    how to name it: a reference matching sessions of two agents, two ids or two journals is
+    refused, never widened to all of them."""
+    matches = find_sessions(store, given, within, agents)
     if not matches:
-        raise ScopeError(f"no session {given!r} is indexed; take a session id from a search hit")
-    if len(matches) > 1:
-        shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
-        raise ScopeError(f"session {given!r} is ambiguous: {shown}; give more of the id")
-    return str(matches[0])
+        raise ScopeError(redact(f"no session {given!r} is indexed; take a session id from a search hit"))
+    if len(matches) == 1:
+        return matches[0]
+    # The message names ids, folders and paths from journals: redacted like every answer.
+    names = sorted({m.qualified for m in matches})
+    if len(names) > 1:
+        shown = ", ".join(f"{m.qualified} ({m.cwd or '?'})" for m in matches[:_CANDIDATES_SHOWN])
+        more = ", …" if len(matches) > _CANDIDATES_SHOWN else ""
+        raise ScopeError(redact(f"session {given!r} is ambiguous: {shown}{more}; give one as AGENT:ID"))
+    paths = ", ".join(m.path for m in matches[:_CANDIDATES_SHOWN])
+    raise ScopeError(redact(f"session {given!r} is in several journals ({paths}); give the journal's path instead"))
 
 
-def session_within(store: Store, session_id: str, project: Scope) -> bool:
-    """Whether every journal of a session lies inside a project scope (a session scope may not
-    reach past the project the agent is bound to)."""
-    cwds = [row[0] for row in store.rows("SELECT DISTINCT cwd FROM files WHERE session_id = ? ORDER BY cwd",
-                                         (session_id,))]
-    return bool(cwds) and all(project.contains(cwd, session_id) for cwd in cwds)
+def session_within(session: SessionRef, project: Scope) -> bool:
+    """Whether a session's journal lies inside a project scope (a session scope may not reach
+    past the project the agent is bound to)."""
+    return project.contains(session.cwd, session.file_id)
 
 
 def wider_than(kind: str, limit: str) -> bool:

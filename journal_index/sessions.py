@@ -54,9 +54,9 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     if filters.until is not None:
         parts.append("coalesce(f.started, f.last_ts) <= ?")
         values.append(filters.until)
-    if filters.session_id:
-        parts.append("f.session_id = ?")
-        values.append(filters.session_id)
+    if filters.session_file is not None:
+        parts.append("f.id = ?")
+        values.append(filters.session_file)
     if filters.agents:
         parts.append(f"f.format IN ({','.join('?' * len(filters.agents))})")
         values.extend(filters.agents)

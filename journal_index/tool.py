@@ -33,7 +33,15 @@ from journal_index.formats import Root
 from journal_index.index_errors import classify
 from journal_index.indexer import as_roots, discover, index_file
 from journal_index.ranking import match_quality
-from journal_index.scope import Scope, ScopeError, resolve_scope, resolve_session, session_within, wider_than
+from journal_index.scope import (
+    Scope,
+    ScopeError,
+    SessionRef,
+    find_sessions,
+    resolve_scope,
+    resolve_session,
+    wider_than,
+)
 from journal_index.status import backfill_progress
 from journal_index.store import BROKEN_INDEX, Store, StoreError, UnwritableIndexError, open_store, recover
 from journal_index.time_bounds import TimeBoundError
@@ -260,7 +268,29 @@ class MemoryTool:
         return done, len(paths)
 
     # -- actions ----------------------------------------------------------------
-    def _scope(self, store: Store, args: Args, state: IndexState) -> tuple[Scope, str | None]:
+    def _current_session(self, store: Store, state: IndexState) -> SessionRef | None:
+        """The agent's own session: the journal it is writing now (its file, not its bare id)."""
+        if state.current_file is None:
+            return None
+        row = store.one("SELECT format, session_id, id, path, cwd FROM files WHERE id = ?", (state.current_file,))
+        return None if row is None else SessionRef(row[0], row[1] or "", row[2], row[3], row[4])
+
+    def _named_session(self, store: Store, given: str, current: SessionRef | None) -> SessionRef:
+        """The session a sessionId names, looked for only where this agent may look: its own
+        session, then (unless the operator allows everything) its project. An id of another
+        project, or another agent's journal carrying the same id, is never matched there."""
+        if current is not None and find_sessions(store, given, Scope("session", session=current)):
+            return current
+        within = None if self.max_scope == "global" else resolve_scope(store, "project", self.cwd)
+        if not find_sessions(store, given, within):  # unknown reads exactly like "not in this project"
+            raise ToolError("session_not_found", f"no session {given} in this project",
+                            "omit sessionId, or use scope 'project'")
+        try:
+            return resolve_session(store, given, within)
+        except ScopeError as exc:
+            raise ToolError("ambiguous", str(exc), "pass sessionId as agent:id, as the error lists them") from None
+
+    def _scope(self, store: Store, args: Args, state: IndexState) -> tuple[Scope, SessionRef | None]:
         """The scope asked for, within the operator's limit; for 'session', whose."""
         kind = args.scope or ("session" if self.max_scope == "session" else "project")
         if wider_than(kind, self.max_scope):
@@ -268,34 +298,26 @@ class MemoryTool:
             raise ToolError("scope_not_allowed",
                             f"scope {kind!r} is wider than the limit {self.max_scope!r} the operator set",
                             f"use scope {allowed}")
-        session_id = state.current_session
+        current = self._current_session(store, state)
+        session = current
         if args.session_id:
-            try:
-                session_id = resolve_session(store, args.session_id)
-            except ScopeError:  # unknown reads exactly like "not in this project"
-                raise ToolError("session_not_found", f"no session {args.session_id} in this project",
-                                "omit sessionId, or use scope 'project'") from None
-        if self.max_scope == "session" and args.session_id and session_id != state.current_session:
+            session = self._named_session(store, args.session_id, current)
+        if self.max_scope == "session" and args.session_id and session != current:
             raise ToolError("scope_not_allowed", "only the current session may be searched here",
                             "omit sessionId")
-        if kind == "session" and not session_id:
+        if kind == "session" and session is None:
             raise ToolError("missing_argument", "the current session is not known (its journal was not found)",
                             "pass a sessionId from a hit, or use scope 'project'")
-        scope = resolve_scope(store, kind, self.cwd, session_id)
-        if kind == "session" and self.max_scope != "global" and session_id != state.current_session \
-                and not session_within(store, session_id or "", resolve_scope(store, "project", self.cwd)):
-            raise ToolError("session_not_found", f"no session {args.session_id} in this project",
-                            "omit sessionId, or use scope 'project'")
-        return scope, session_id
+        return resolve_scope(store, kind, self.cwd, session), session
 
     def _dispatch(self, store: Store, args: Args, state: IndexState) -> Answer:
-        scope, session_id = self._scope(store, args, state)
+        scope, session = self._scope(store, args, state)
         # Journals are only opened inside the session roots (and the current journal's folder).
         roots: list[Root] = [*self.roots]
         if self.session_file:
             roots.append(Root(Path(os.path.dirname(self.session_file))))
         if args.action == "read":
-            return self._read(store, args, scope, session_id, state, roots)
+            return self._read(store, args, scope, session, state, roots)
         live = (state.current_file, state.context_from) if state.current_file is not None else None
         filters = query.Filters(
             scope=scope,
@@ -326,17 +348,18 @@ class MemoryTool:
                                   next_offset=result["nextOffset"])
         return Answer(render.signed(text + "\n" + state.text()), result, None, state.as_json())
 
-    def _read(self, store: Store, args: Args, scope: Scope, session_id: str | None, state: IndexState,
+    def _read(self, store: Store, args: Args, scope: Scope, session: SessionRef | None, state: IndexState,
               roots: list[Root]) -> Answer:
         assert args.entry_id is not None
-        answer = render.redact_json(query.read(store, args.entry_id, scope, session_id=session_id,
+        answer = render.redact_json(query.read(store, args.entry_id, scope, session=session,
                                                offset=args.offset, page_chars=READ_PAGE_CHARS, roots=roots))
         body = render.read_text(answer, render.MODEL)
         if answer["status"] == "ok":
             return Answer(render.signed(body + "\n" + state.text()), answer, None, state.as_json())
         hints = {
             "not_found": "take the entryId (and sessionId) from a search hit of this project",
-            "ambiguous": "call read again with one of these sessionIds",
+            "ambiguous": ("call read again with one of these entryIds" if answer.get("what") == "entryId"
+                          else "call read again with one of these sessionIds"),
             "unavailable": "search again: the journal changed",
         }
         error = {"code": answer["status"], "message": body, "hint": hints[answer["status"]]}

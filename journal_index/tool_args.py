@@ -34,7 +34,8 @@ MAX_RESULT_OFFSET = CANDIDATES - SEARCH_LIMIT  # ranking looks at this many cand
 MAX_TEXT_OFFSET = 1 << 31
 MAX_QUERY_CHARS = 2_000
 MAX_ID_CHARS = 200
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# A session id or a prefix of it, optionally qualified by its agent ("claude:5a3ce17f").
+_SESSION_ID = re.compile(r"^(?:[a-z]{1,16}:)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -47,8 +48,9 @@ INPUT_SCHEMA: dict[str, Any] = {
         "entryId": {"type": "string", "maxLength": MAX_ID_CHARS,
                     "description": "read: the entry id of a search hit."},
         "sessionId": {"type": "string", "maxLength": 128,
-                      "description": "A hit's session (a unique prefix is enough): read the entry there, or "
-                                     "search that session with scope 'session' (default: your own)."},
+                      "description": "A hit's session (a unique prefix is enough; agent:id when two agents share "
+                                     "an id): read the entry there, or search that session with scope "
+                                     "'session' (default: your own)."},
         "since": {"type": "string",
                   "description": "From: 2d, 3h, 30m, 1w (ago), today, yesterday, 2026-09-01 (local day) "
                                  "or an ISO-8601 time."},

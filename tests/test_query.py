@@ -15,7 +15,7 @@ from journal_index import ranking
 from journal_index.cli import cli
 from journal_index.indexer import index_file
 from journal_index.query import Filters, QueryError, Reader, parse_time_bound, read, search, summaries
-from journal_index.scope import resolve_scope
+from journal_index.scope import resolve_scope, resolve_session
 from journal_index.store import Store
 from journal_index.text_forms import query_groups
 from journal_index.time_bounds import TimeBoundError
@@ -66,7 +66,7 @@ def test_session_scope_needs_an_id(indexed_store: Store) -> None:
 
     with pytest.raises(ScopeError, match="needs a session id"):
         resolve_scope(indexed_store, "session")
-    scope = resolve_scope(indexed_store, "session", session_id="01a0c82e-b7a0-734b-8420-231d0797ebf0")
+    scope = resolve_scope(indexed_store, "session", session="01a0c82e-b7a0-734b-8420-231d0797ebf0")
     hits = search(indexed_store, "", Filters(scope), limit=100).hits
     assert hits and {h.session_id for h in hits} == {"01a0c82e-b7a0-734b-8420-231d0797ebf0"}
 
@@ -132,7 +132,7 @@ def test_read_of_a_copied_entry_is_ambiguous_unless_a_session_is_given(indexed_s
     answer = read(indexed_store, shared[0], scope)
     assert answer["status"] == "ambiguous" and len(answer["candidates"]) == 2
     session = answer["candidates"][1]["sessionId"]
-    picked = read(indexed_store, shared[0], scope, session_id=session)
+    picked = read(indexed_store, shared[0], scope, session=resolve_session(indexed_store, session))
     assert picked["status"] == "ok" and picked["sessionId"] == session
 
 
@@ -200,7 +200,8 @@ def test_planted_secrets_are_not_found_and_masked_everywhere(indexed_store: Stor
     masked = 0
     for item in data["secrets"]:
         for occurrence in item["occurrences"]:
-            answer = read(indexed_store, occurrence["entryId"], scope, session_id=occurrence["sessionId"])
+            answer = read(indexed_store, occurrence["entryId"], scope,
+                          session=resolve_session(indexed_store, occurrence["sessionId"]))
             if answer["status"] != "ok":
                 continue
             text = answer["text"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import posixpath
 import re
 import stat
 import zlib
@@ -38,9 +39,20 @@ IMAGE = "[image]"
 OWN_TOOL = "memory_context"
 
 
+def normalize_cwd(cwd: str) -> str:
+    """A folder as scopes compare it: ``.`` and ``..`` folded and slashes single, by the name
+    alone (the folder need not exist). ``/a/b/../c`` is ``/a/c``, never a folder inside ``/a/b``."""
+    if not cwd:
+        return cwd
+    folded = posixpath.normpath(cwd)
+    # POSIX leaves a leading "//" implementation-defined; a journal means the plain root.
+    return "/" + folded.lstrip("/") if folded.startswith("//") else folded
+
+
 @dataclass(slots=True)
 class Header:
-    """What a journal says about its session (from its path and first lines)."""
+    """What a journal says about its session (from its path and first lines). Its cwd is kept
+    normalized: the scope of every query is decided by it."""
 
     session_id: str | None
     cwd: str | None
@@ -48,6 +60,10 @@ class Header:
     version: int = 1
     parent_session: str | None = None  # the session this one was copied or spawned from
     name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.cwd:
+            self.cwd = normalize_cwd(self.cwd)
 
 
 @dataclass(slots=True)
