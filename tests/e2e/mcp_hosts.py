@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from journal_index.entry_text import ANSWER_END, ANSWER_START
+from tests.e2e.answers import Answer
 from tests.e2e.host_process import Finished, changed, clean_env, run_host, snapshot
 from tests.e2e.model_apis import ToolCall
 from tests.e2e.node_host import install_claude_code, install_codex
@@ -69,30 +70,6 @@ class HostRun:
         return (f"{self.host} exit {f.returncode} after {f.seconds:.1f} s, session {self.session_id}\n"
                 f"argv: {f.argv}\nstdout:\n{f.stdout[-2500:]}\nstderr:\n{f.stderr[-2500:]}\n"
                 f"{len(self.requests)} model requests; every request body is in {self.model_log}")
-
-
-@dataclass
-class Answer:
-    """One answer of our tool, as the host sent it to the model."""
-
-    call_id: str
-    arguments: dict[str, Any]
-    sent: str  # the tool result text the model got
-    text: str  # our answer inside it (without a host's preamble)
-    is_error: bool | None  # as the host reported it (None: the host does not say)
-
-    @property
-    def signed(self) -> bool:
-        return self.text.startswith(ANSWER_START + "\n") and self.text.endswith("\n" + ANSWER_END)
-
-    @property
-    def lines(self) -> list[str]:
-        """The answer's lines without the signature (all of them when it is not signed)."""
-        lines = self.text.splitlines()
-        return lines[1:-1] if self.signed else lines
-
-    def describe(self) -> str:
-        return f"call {self.arguments} → isError {self.is_error}, {len(self.text)} characters:\n{self.text}"
 
 
 class AgentHome:
@@ -287,12 +264,14 @@ class CodexHome(AgentHome):
 
 
 def our_answers(home: AgentHome, run: HostRun) -> list[Answer]:
-    """Our tool's answers in this run, in call order, as the model was sent them."""
+    """Our tool's answers in this run, in call order, as the model was sent them (a resumed
+    session's earlier calls, already in its first request, are not this run's)."""
     results: dict[str, str] = {}
     calls: dict[str, dict[str, Any]] = {}
+    earlier = {c for c, _, _ in run.requests[0].reader.tool_calls()} if run.requests else set()
     for request in run.requests:
         for call_id, name, arguments in request.reader.tool_calls():
-            if name == home.tool_name:
+            if name == home.tool_name and call_id not in earlier:
                 calls.setdefault(call_id, arguments)
         for call_id, text in request.tool_results():
             results.setdefault(call_id, text)
@@ -300,6 +279,10 @@ def our_answers(home: AgentHome, run: HostRun) -> list[Answer]:
     for call_id, arguments in calls.items():
         assert call_id in results, f"{home.name} never sent the model the result of {call_id}\n{run.describe()}"
         sent = results[call_id]
-        out.append(Answer(call_id, arguments, sent, home.answer_text(sent), home.is_error(run, call_id)))
+        out.append(Answer(call_id, arguments, sent, home.answer_text(sent), bool(home.is_error(run, call_id))))
     return out
+
+
+def signed(answer: Answer) -> bool:
+    return answer.text.startswith(ANSWER_START + "\n") and answer.text.endswith("\n" + ANSWER_END)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -115,6 +116,8 @@ class ScriptedModel:
         self.errors: list[str] = []  # turns that raised
         self._next = 0
         self._serial = 0
+        # Call ids unique across models: a resumed session holds the calls of earlier runs too.
+        self._ids = uuid.uuid4().hex[:8]
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -201,7 +204,7 @@ class ScriptedModel:
             return turn
         calls = [turn] if isinstance(turn, ToolCall) else list(turn)
         prefix = "toolu_scripted" if request.api == "anthropic" else "call"
-        return [c if c.call_id else ToolCall(c.name, c.arguments, f"{prefix}_{index}_{n}", c.namespace)
+        return [c if c.call_id else ToolCall(c.name, c.arguments, f"{prefix}_{self._ids}_{index}_{n}", c.namespace)
                 for n, c in enumerate(calls)]
 
 
