@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from journal_index.entry_text import ANSWER_END, ANSWER_START
 from tests.e2e.answers import Answer
+from tests.e2e.history import HISTORY
 from tests.e2e.host_process import Finished, changed, clean_env, run_host, snapshot
 from tests.e2e.model_apis import ToolCall
 from tests.e2e.node_host import install_claude_code, install_codex
@@ -39,7 +40,6 @@ from tests.e2e.pi_host import adopt_pi_history, journal_index_executable
 from tests.e2e.scripted_model import ModelRequest, ScriptedModel
 
 REPO = Path(__file__).resolve().parents[2]
-PI_HISTORY = "--home-dev-Apps-prjct-prjct-be--"
 RUN_TIMEOUT = 180.0
 # Codex prints this before an MCP tool's output in the tool result it sends the model.
 _CODEX_PREAMBLE = re.compile(r"\AWall time:? [^\n]*\nOutput:\n?")
@@ -87,7 +87,7 @@ class AgentHome:
         self.home.mkdir(parents=True, exist_ok=True)
         self.logs.mkdir(exist_ok=True)
         self.project.mkdir(parents=True, exist_ok=True)
-        self.history = adopt_pi_history(self.home / ".pi" / "agent" / "sessions", PI_HISTORY, project)
+        self.history = adopt_pi_history(self.home / ".pi" / "agent" / "sessions", HISTORY, project)
         self.runs = 0
 
     # what differs per host

@@ -27,10 +27,11 @@ from typing import Any
 
 import pytest
 
-from journal_index.entry_text import ANSWER_END, ANSWER_START
 from journal_index.tool_args import DESCRIPTION, INSTRUCTIONS
 from tests.conftest import FIXTURES
 from tests.e2e.answers import Answer, Hit
+from tests.e2e.history import ECHO_QUERY, FIRST_PROMPT, OWN_WORDS, RATE_LIMIT_ENTRY, RATE_LIMIT_SESSION, RATE_LIMIT_TEXT
+from tests.e2e.history import assert_no_echo as no_echo_in
 from tests.e2e.mcp_hosts import AgentHome, ClaudeHome, CodexHome, HostRun, our_answers, signed
 from tests.e2e.scripted_model import ModelRequest, Reply, ScriptedModel, ToolCall, Turn
 from tests.helpers import load_secrets
@@ -38,22 +39,13 @@ from tests.helpers import load_secrets
 pytestmark = pytest.mark.slow
 
 HOSTS = ("claude", "codex")
-OWN_WORDS = "kestrelvane marmotfield"  # in no fixture journal: only the first prompt holds them
-FIRST_PROMPT = "Remember: the kestrelvane threshold lives in marmotfield.toml."
 FRESH_WORDS = "quillbrook gateway"
 FRESH_PROMPT = "Note for later: the quillbrook gateway listens on port 7311."
-ECHO_QUERY = "rate limit per token"
-RATE_LIMIT_ENTRY = "20147e3f"
-RATE_LIMIT_SESSION = "01a066a0-b2cd-76ec-8039-f893567c84c9"
-RATE_LIMIT_TEXT = "Rate limiting: per token, 600 requests/minute with bursts up to 100."
 # Entries of the pi history that hold planted secrets (fixtures/SECRETS.json): (entry, session prefix).
 SECRET_ENTRIES = (("233c0313", "01a05d32-b780"), ("b3318842", "01a05d32-b780"), ("8f0edf41", "01a0a9b1-d8c0"),
                   ("be1598e1", "01a08ad4-d880"))
 MAX_ANSWER_CHARS = 3_500  # for a page of 8 hits
 FRESH_WAIT = 3.0  # seconds: new journals are to be picked up within seconds of a call
-# Lines of ours that must never turn up inside a hit's excerpt (that would be an echo).
-ANSWER_MARKS = (ANSWER_START, ANSWER_END, "search: results", "newest entries: results", "read more: {",
-                "next page: the same call", "index: ", " · entry ", "results hold every term")
 
 FIRST_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("own words", {"action": "search", "query": OWN_WORDS}),
@@ -193,9 +185,8 @@ def assert_signed_text(answer: Answer) -> None:
 
 
 def assert_no_echo(answer: Answer) -> None:
-    for hit in hits_of(answer):
-        for mark in ANSWER_MARKS:
-            assert mark not in hit.excerpt, f"hit [{hit.number}] echoes an answer of ours ({mark!r}):\n{answer.text}"
+    if signed(answer):
+        no_echo_in(answer)
 
 
 # -- the tool is listed, with our instructions --------------------------------------------------
