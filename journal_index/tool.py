@@ -105,7 +105,7 @@ class Answer:
         return self.error is not None
 
     def structured(self) -> dict[str, Any]:
-        """The JSON without the text rendering (MCP's structuredContent)."""
+        """The JSON without the text rendering."""
         out: dict[str, Any] = {"error": self.error} if self.error is not None else {"result": self.result}
         out["index"] = self.index
         return out
@@ -140,6 +140,14 @@ class MemoryTool:
         if self._host is None:
             self._host = detect_host()
         return self._host
+
+    def interrupt(self) -> None:
+        """Make the statement running now fail (called from another thread), so that a stop
+        does not wait for a long search or indexing pass."""
+        store = self._store
+        if store is not None:
+            with contextlib.suppress(apsw.Error):
+                store.conn.interrupt()
 
     def close(self) -> None:
         if self._store is not None:
