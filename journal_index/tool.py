@@ -324,6 +324,8 @@ class MemoryTool:
         page = query.SearchResult(match, hint, found.scope, shown)
         _shorten_excerpts(page, EXCERPT_CHARS)
         result = render.redact_json(page.as_json(with_match=args.action == "search"))
+        if scope.kind == "session":
+            result["scope"].update(render.redact_json(self._session_json(store, session_id, state)))
         result["offset"] = args.offset
         result["nextOffset"] = args.offset + SEARCH_LIMIT if more else None
         what = ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
@@ -340,6 +342,19 @@ class MemoryTool:
             _shorten_excerpts(page, cap)
             text = answer_text()
         return Answer(text, result, None, state.as_json())
+
+    @staticmethod
+    def _session_json(store: Store, session_id: str | None, state: IndexState) -> dict[str, Any]:
+        """Which session a session-scoped answer searched: its id, agent, journal and folder
+        (the current journal when it is the caller's own session)."""
+        row = None
+        if session_id == state.current_session and state.current_file is not None:
+            row = store.one("SELECT format, path, cwd FROM files WHERE id = ?", (state.current_file,))
+        if row is None:
+            row = store.one("SELECT format, path, cwd FROM files WHERE session_id = ? ORDER BY last_ts DESC",
+                            (session_id,))
+        agent, path, cwd = row if row is not None else (None, None, None)
+        return {"sessionId": session_id, "agent": agent, "file": path, "cwd": cwd}
 
     def _read(self, store: Store, args: Args, scope: Scope, session_id: str | None, state: IndexState,
               roots: list[Root]) -> Answer:

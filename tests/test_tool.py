@@ -488,3 +488,23 @@ def test_eight_hits_on_real_journals_fit_in_an_answer_the_model_reads_whole(tmp_
         assert max(sizes.values()) <= 3_500, sizes
     finally:
         opened.close()
+
+
+def test_a_session_scoped_answer_names_the_session_it_searched(tool: MemoryTool, sessions_root: Path,
+                                                               db_path: Path):
+    path = journal_of(sessions_root, BE_SESSION)
+    own = make_tool(db_path, sessions_root, session_file=str(path))
+    try:
+        mine = own.call({"action": "search", "query": "alembic", "scope": "session"})
+        assert mine.error is None, mine.text
+        assert mine.result is not None and mine.result["scope"] == {
+            "kind": "session", "root": None, "sessionId": BE_SESSION, "agent": "pi", "file": str(path),
+            "cwd": BE_CWD}
+    finally:
+        own.close()
+    other_id = "01a05d32-b780-77a8-84b6-ccc1caffba94"
+    other = tool.call({"action": "search", "scope": "session", "sessionId": other_id[:13]})
+    assert other.error is None and other.result is not None, other.text
+    assert other.result["scope"]["sessionId"] == other_id
+    assert other.result["scope"]["file"] == str(journal_of(sessions_root, other_id))
+    assert other.result["scope"]["agent"] == "pi"
