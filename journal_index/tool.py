@@ -36,7 +36,9 @@ from journal_index.status import backfill_progress
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover
 from journal_index.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
 
-EXCERPT_CHARS = 480
+EXCERPT_CHARS = 480  # of a hit, at most (the JSON's excerpts too)
+ANSWER_CHARS = 3_500  # a search answer's text, at most, as long as excerpts can shrink to...
+MIN_EXCERPT_CHARS = 160  # ...this
 READ_PAGE_CHARS = 8_000  # one read page stays near 2,000 tokens too
 FIRST_FILL_SECONDS = 2.0  # time one call may spend indexing journals no backfill has seen
 REWALK_SECONDS = 60.0
@@ -105,13 +107,19 @@ class Answer:
         return self.error is not None
 
     def structured(self) -> dict[str, Any]:
-        """The JSON without the text rendering (MCP's structuredContent)."""
+        """The JSON without the text rendering."""
         out: dict[str, Any] = {"error": self.error} if self.error is not None else {"result": self.result}
         out["index"] = self.index
         return out
 
     def as_json(self) -> dict[str, Any]:
         return {"text": self.text, **self.structured()}
+
+
+def _shorten_excerpts(page: query.SearchResult, chars: int) -> None:
+    for hit in page.hits:
+        if len(hit.excerpt) > chars:
+            hit.excerpt = hit.excerpt[: chars - 1].rstrip("…") + "…"
 
 
 def _inside(path: str, folder: Path) -> bool:
@@ -140,6 +148,14 @@ class MemoryTool:
         if self._host is None:
             self._host = detect_host()
         return self._host
+
+    def interrupt(self) -> None:
+        """Make the statement running now fail (called from another thread), so that a stop
+        does not wait for a long search or indexing pass."""
+        store = self._store
+        if store is not None:
+            with contextlib.suppress(apsw.Error):
+                store.conn.interrupt()
 
     def close(self) -> None:
         if self._store is not None:
@@ -306,17 +322,39 @@ class MemoryTool:
         # How well the shown hits match is said of them (the one fetched beyond them is not shown).
         match, hint = match_quality(shown) if args.action == "search" and args.query else (found.match, found.hint)
         page = query.SearchResult(match, hint, found.scope, shown)
-        for hit in page.hits:
-            if len(hit.excerpt) > EXCERPT_CHARS:
-                hit.excerpt = hit.excerpt[: EXCERPT_CHARS - 1].rstrip("…") + "…"
+        _shorten_excerpts(page, EXCERPT_CHARS)
         result = render.redact_json(page.as_json(with_match=args.action == "search"))
+        if scope.kind == "session":
+            result["scope"].update(render.redact_json(self._session_json(store, session_id, state)))
         result["offset"] = args.offset
         result["nextOffset"] = args.offset + SEARCH_LIMIT if more else None
         what = ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
-        # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
-        text = render.search_text(page, render.MODEL, what=what, first=args.offset + 1,
-                                  next_offset=result["nextOffset"])
-        return Answer(render.signed(text + "\n" + state.text()), result, None, state.as_json())
+
+        def answer_text() -> str:
+            # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
+            return render.signed(render.search_text(page, render.MODEL, what=what, first=args.offset + 1,
+                                                    next_offset=result["nextOffset"]) + "\n" + state.text())
+
+        # The model reads the whole answer: past ANSWER_CHARS the excerpts give way, all alike.
+        text, cap = answer_text(), EXCERPT_CHARS
+        while len(text) > ANSWER_CHARS and page.hits and cap > MIN_EXCERPT_CHARS:
+            cap = max(MIN_EXCERPT_CHARS, cap - -(-(len(text) - ANSWER_CHARS) // len(page.hits)))
+            _shorten_excerpts(page, cap)
+            text = answer_text()
+        return Answer(text, result, None, state.as_json())
+
+    @staticmethod
+    def _session_json(store: Store, session_id: str | None, state: IndexState) -> dict[str, Any]:
+        """Which session a session-scoped answer searched: its id, agent, journal and folder
+        (the current journal when it is the caller's own session)."""
+        row = None
+        if session_id == state.current_session and state.current_file is not None:
+            row = store.one("SELECT format, path, cwd FROM files WHERE id = ?", (state.current_file,))
+        if row is None:
+            row = store.one("SELECT format, path, cwd FROM files WHERE session_id = ? ORDER BY last_ts DESC",
+                            (session_id,))
+        agent, path, cwd = row if row is not None else (None, None, None)
+        return {"sessionId": session_id, "agent": agent, "file": path, "cwd": cwd}
 
     def _read(self, store: Store, args: Args, scope: Scope, session_id: str | None, state: IndexState,
               roots: list[Root]) -> Answer:
