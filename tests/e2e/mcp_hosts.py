@@ -14,8 +14,9 @@ model on 127.0.0.1 as their only network:
   (the bypass only lets the MCP call run without an approval prompt; nothing else runs).
 
 The history is real: pi journals of the fixture project prjct-be, re-filed under the test's
-project (their words, and the secrets planted in them: fixtures/SECRETS.json), and whatever
-the host's earlier runs of the test wrote. A run returns the host's output, the session id it
+project (their words, and the secrets planted in them: fixtures/SECRETS.json), journals the real
+Claude Code and Codex wrote in another project (fixtures/agents), and whatever the host's
+earlier runs of the test wrote. A run returns the host's output, the session id it
 reported, the journals it wrote and every model request it made; :func:`our_answers` pairs our
 tool's calls with the results the model was sent.
 """
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from journal_index.entry_text import ANSWER_END, ANSWER_START
+from tests.agent_homes import place_fixtures
 from tests.e2e.answers import Answer
 from tests.e2e.history import HISTORY
 from tests.e2e.host_process import Finished, changed, clean_env, run_host, snapshot
@@ -88,6 +90,7 @@ class AgentHome:
         self.logs.mkdir(exist_ok=True)
         self.project.mkdir(parents=True, exist_ok=True)
         self.history = adopt_pi_history(self.home / ".pi" / "agent" / "sessions", HISTORY, project)
+        place_fixtures(self.home)  # real Claude Code and Codex journals, of another project
         self.runs = 0
 
     # what differs per host

@@ -8,7 +8,7 @@ test fails):
    session scope, a search with real hits twice, reads (a known entry, a missing one, entries
    holding planted secrets), and a final reply that quotes our first answer, as models do;
 2. the same session resumed: the search and the session scope again;
-3. ``journal-index index`` once, then a new session that only says a new word;
+3. ``journal-index index`` once, then a new session that only says a new word (and two secrets);
 4. a new session that searches for that word (freshness without ``watch``), for the first
    session's words, the real hits again (no echo of our earlier answers, quoted or not), and
    its own session.
@@ -18,6 +18,7 @@ Slow: Claude Code and Codex are installed from the npm registry into the e2e cac
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,7 +48,11 @@ pytestmark = pytest.mark.slow
 
 HOSTS = ("claude", "codex")
 FRESH_WORDS = "quillbrook gateway"
-FRESH_PROMPT = "Note for later: the quillbrook gateway listens on port 7311."
+# Two planted secrets that no pi journal holds: the user types them into a host's own journal.
+TYPED_SECRETS = tuple(s["value"] for s in json.loads((FIXTURES / "SECRETS.json").read_text())["secrets"]
+                      if s["id"] in ("S015", "S016"))
+FRESH_PROMPT = (f"Note for later: the quillbrook gateway listens on port 7311; its deploy key is {TYPED_SECRETS[1]} "
+                f"and the model key {TYPED_SECRETS[0]}.")
 # Entries of the pi history that hold planted secrets (fixtures/SECRETS.json): (entry, session prefix).
 SECRET_ENTRIES = (("233c0313", "01a05d32-b780"), ("b3318842", "01a05d32-b780"), ("8f0edf41", "01a0a9b1-d8c0"),
                   ("be1598e1", "01a08ad4-d880"))
@@ -347,7 +352,26 @@ def test_planted_secrets_never_reach_the_model(host_sessions: Callable[[str], Se
     assert len(requests) >= 4
     for secret in load_secrets(FIXTURES):
         leaked = [n for n, r in enumerate(requests) if secret in r.everything_text()]
+        if secret in TYPED_SECRETS:  # the session the user typed them in sent them itself; no other may
+            typed = {id(r) for r in sessions.runs["fresh"].requests}
+            leaked = [n for n in leaked if id(requests[n]) not in typed]
         assert leaked == [], f"a planted secret reached the model in requests {leaked}: {secret[:12]}…"
+    found = sessions.answer("fresh again")  # once found (see the freshness test), the typed ones show redacted
+    for hit in hits_of(found):
+        if "quillbrook" in hit.excerpt:
+            assert "[REDACTED:" in hit.excerpt, found.describe()
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_no_hit_is_of_another_project(host_sessions: Callable[[str], Sessions], host: str) -> None:
+    """The HOME holds real Claude Code and Codex journals of another project: no project-scoped
+    answer shows any of them; every hit is of the prjct-be history or of this test's sessions."""
+    sessions = host_sessions(host)
+    history = {path.stem.split("_", 1)[1] for path in sessions.home.history}
+    ours = {run.session_id for run in sessions.runs.values()}
+    for name, answer in sessions.answers.items():
+        strangers = [h for h in hits_of(answer) if h.session_id not in history | ours]
+        assert strangers == [], f"{name}: hits of another project:\n{answer.text}"
 
 
 # -- Codex: the tool is there from the first request ------------------------------------------------
