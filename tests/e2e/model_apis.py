@@ -296,13 +296,13 @@ def anthropic_stream(answer: Answer, model: str) -> Iterator[bytes]:
     yield _sse("message_stop", {"type": "message_stop"})
 
 
-def _responses_items(answer: Answer, serial: int) -> list[dict[str, Any]]:
+def _responses_items(answer: Answer, tag: str) -> list[dict[str, Any]]:
     if isinstance(answer, Reply):
-        return [{"type": "message", "id": f"msg_scripted_{serial}", "role": "assistant", "status": "completed",
+        return [{"type": "message", "id": f"msg_scripted_{tag}", "role": "assistant", "status": "completed",
                  "content": [{"type": "output_text", "text": answer.text, "annotations": []}]}]
     items = []
     for n, call in enumerate(answer):
-        item: dict[str, Any] = {"type": "function_call", "id": f"fc_scripted_{serial}_{n}", "status": "completed",
+        item: dict[str, Any] = {"type": "function_call", "id": f"fc_scripted_{tag}_{n}", "status": "completed",
                                 "name": call.name, "arguments": call.arguments_text(), "call_id": call.call_id}
         if call.namespace:
             item["namespace"] = call.namespace
@@ -310,12 +310,13 @@ def _responses_items(answer: Answer, serial: int) -> list[dict[str, Any]]:
     return items
 
 
-def responses_stream(answer: Answer, model: str, serial: int) -> Iterator[bytes]:
-    """The SSE of one Responses API reply: created, each output item added and done, completed."""
-    response: dict[str, Any] = {"id": f"resp_scripted_{serial}", "object": "response", "model": model,
+def responses_stream(answer: Answer, model: str, tag: str) -> Iterator[bytes]:
+    """The SSE of one Responses API reply: created, each output item added and done, completed.
+    ``tag`` makes the ids of the response and its items unique."""
+    response: dict[str, Any] = {"id": f"resp_scripted_{tag}", "object": "response", "model": model,
                                 "status": "in_progress", "output": []}
     yield _sse("response.created", {"type": "response.created", "response": response})
-    items = _responses_items(answer, serial)
+    items = _responses_items(answer, tag)
     for n, item in enumerate(items):
         yield _sse("response.output_item.added", {"type": "response.output_item.added", "output_index": n,
                                                   "item": {**item, "status": "in_progress"}})

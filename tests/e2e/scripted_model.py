@@ -12,8 +12,7 @@ chat completions (pi), the Anthropic Messages API (Claude Code) and the OpenAI R
 Every request body is kept, in arrival order, so a test can assert exactly what the host sent
 to the model: the system prompt, the declared tools, and the tool results. With ``log`` every
 body is also appended to that file as it arrives (one JSON line each), so a failing test shows
-what the model saw. A host's side requests (a title, a summary of the prompt…) can be told
-apart by ``side``: they get ``side_reply`` and use up no turn. Standard library only.
+what the model saw. Standard library only.
 """
 
 from __future__ import annotations
@@ -102,20 +101,15 @@ class ModelRequest:
 class ScriptedModel:
     """Serve ``script`` on 127.0.0.1 (a free port); use as a context manager or start()/stop()."""
 
-    def __init__(self, script: Sequence[Turn], model_id: str = MODEL_ID, *, log: Path | None = None,
-                 side: Callable[[ModelRequest], bool] | None = None, side_reply: str = "Scripted side reply") -> None:
+    def __init__(self, script: Sequence[Turn], model_id: str = MODEL_ID, *, log: Path | None = None) -> None:
         self.script: list[Turn] = list(script)
         self.model_id = model_id
         self.log = log
-        self.side = side
-        self.side_reply = side_reply
-        self.requests: list[ModelRequest] = []  # the scripted conversation's requests
-        self.side_requests: list[ModelRequest] = []
+        self.requests: list[ModelRequest] = []
         self.other_requests: list[tuple[str, str]] = []  # (method, path) of anything else asked
         self.exhausted = 0  # requests that came after the last turn
         self.errors: list[str] = []  # turns that raised
         self._next = 0
-        self._serial = 0
         # Call ids unique across models: a resumed session holds the calls of earlier runs too.
         self._ids = uuid.uuid4().hex[:8]
         self._lock = threading.Lock()
@@ -166,30 +160,27 @@ class ScriptedModel:
     def describe(self) -> str:
         """For assertion messages: where the request bodies are."""
         where = f"request bodies in {self.log}" if self.log else "request bodies not logged"
-        return (f"scripted model: {len(self.requests)} requests, {len(self.side_requests)} side requests, "
-                f"{self.exhausted} past the script, errors {self.errors}, other {self.other_requests[:10]}; {where}")
+        return (f"scripted model: {len(self.requests)} requests, {self.exhausted} past the script, "
+                f"errors {self.errors}, other {self.other_requests[:10]}; {where}")
 
     # -- the script ----------------------------------------------------------------
-    def _record(self, request: ModelRequest, kind: str) -> int:
+    def _take(self, request: ModelRequest) -> int:
+        """Keep the request (and log its body); return its turn's index."""
         with self._lock:
-            self._serial += 1
-            if self.log is not None:
-                with open(self.log, "a") as handle:
-                    handle.write(json.dumps({"n": self._serial, "kind": kind, "path": request.path,
-                                             "body": request.body}, ensure_ascii=False) + "\n")
-            return self._serial
-
-    def _play(self, request: ModelRequest) -> Answer:
-        if self.side is not None and self.side(request):
-            with self._lock:
-                self.side_requests.append(request)
-            self._record(request, "side")
-            return Reply(self.side_reply)
-        with self._lock:
-            self.requests.append(request)
             index = self._next
             self._next += 1
-        self._record(request, "turn")
+            self.requests.append(request)
+            if self.log is not None:
+                with open(self.log, "a") as handle:
+                    handle.write(json.dumps({"turn": index, "path": request.path, "body": request.body},
+                                            ensure_ascii=False) + "\n")
+            return index
+
+    def _play(self, request: ModelRequest) -> tuple[int, Answer]:
+        index = self._take(request)
+        return index, self._answer(index, request)
+
+    def _answer(self, index: int, request: ModelRequest) -> Answer:
         if index >= len(self.script):
             self.exhausted += 1
             return Reply(EXHAUSTED_TEXT)
@@ -250,8 +241,7 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._send_json(400, {"error": {"message": "the body is not JSON"}})
                 return
-            answer = model._play(ModelRequest(self.path, body))
-            serial = model._serial
+            turn, answer = model._play(ModelRequest(self.path, body))
             if not body.get("stream"):
                 reply = (anthropic_message(answer, model.model_id) if api == "anthropic"
                          else chat_completion(answer, model.model_id))
@@ -266,7 +256,7 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             if api == "anthropic":
                 events = anthropic_stream(answer, model.model_id)
             elif api == "responses":
-                events = responses_stream(answer, model.model_id, serial)
+                events = responses_stream(answer, model.model_id, f"{model._ids}_{turn}")
             else:
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 events = chat_stream(answer, model.model_id, include_usage)

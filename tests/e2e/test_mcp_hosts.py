@@ -126,7 +126,7 @@ class Sessions:
         return self.answers[name]
 
     def all_requests(self) -> list[ModelRequest]:
-        return [r for m in self.models for r in [*m.requests, *m.side_requests]]
+        return [r for m in self.models for r in m.requests]
 
 
 def play(home: AgentHome, name: str, prompt: str, calls: list[tuple[str, dict[str, Any]]], final: Turn,
