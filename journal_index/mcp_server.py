@@ -5,9 +5,11 @@ before they list tools, and Codex sends its first model request about a second a
 its servers, answered or not; so the handshake is answered with the standard library alone, and
 the tool (the index, the query layer, apsw) is imported by the worker thread after that reply.
 
-Two threads. The main thread reads stdin and answers everything but tool calls at once (a ping
+Threads. The main thread reads stdin and answers everything but tool calls at once (a ping
 too, while a search runs); the worker answers tool calls one at a time, in order (one apsw
-connection). Every reply is one whole line, written under a lock.
+connection). Every reply is one whole line, written under a lock. The tool also starts a
+:class:`journal_index.freshness.Freshener`, which indexes new and grown journals in the
+background (a pass a moment after each call), so the index stays fresh without ``watch``.
 
 A call's result is the signed text only. Claude Code and Codex show the model a result's
 ``structuredContent`` instead of its text when both are there; machines get the JSON from
@@ -44,7 +46,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
-STOP_SECONDS = 1.5  # how long a stop waits for the call in progress after interrupting it
+STOP_SECONDS = 1.0  # how long a stop waits for the call in progress after interrupting it
 DRAIN_SECONDS = 30.0  # how long closed stdin waits for the calls already received
 
 
@@ -177,6 +179,7 @@ class Server:
     def _work(self) -> None:
         try:
             self._tool = self.make_tool()
+            self._tool.keep_fresh()
         except Exception as exc:  # every call says why, the server keeps answering
             self._tool_failed = f"{type(exc).__name__}: {exc}"
         while not self._stopping.is_set():
@@ -185,6 +188,8 @@ class Server:
                 return
             request_id, params = item
             self.reply(request_id, self._call(params))
+            if self._tool is not None:
+                self._tool.freshen_soon()  # after the reply: a pass never delays an answer
 
     def _call(self, params: dict[str, Any]) -> dict[str, Any]:
         if self._tool is None:

@@ -29,7 +29,8 @@ from journal_index import query, render
 from journal_index.agent_session import Host, current_journal, detect_host
 from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
 from journal_index.formats import Root
-from journal_index.indexer import as_roots, discover, index_file
+from journal_index.freshness import Freshener, Pending, pending
+from journal_index.indexer import as_roots, index_file
 from journal_index.ranking import match_quality
 from journal_index.scope import Scope, ScopeError, resolve_scope, resolve_session, session_within, wider_than
 from journal_index.status import backfill_progress
@@ -40,8 +41,12 @@ EXCERPT_CHARS = 480  # of a hit, at most (the JSON's excerpts too)
 ANSWER_CHARS = 3_500  # a search answer's text, at most, as long as excerpts can shrink to...
 MIN_EXCERPT_CHARS = 160  # ...this
 READ_PAGE_CHARS = 8_000  # one read page stays near 2,000 tokens too
-FIRST_FILL_SECONDS = 2.0  # time one call may spend indexing journals no backfill has seen
-REWALK_SECONDS = 60.0
+# Time one call may spend indexing the journals the index lacks, when no background thread of
+# this process does it (`journal-index tool`; `journal-index mcp` runs a Freshener)...
+FILL_SECONDS = 2.0
+# ...and the time the first call to a brand-new index waits for the Freshener's first pass
+# (once: from then on no answer waits for indexing).
+FIRST_PASS_SECONDS = 10.0
 
 
 @dataclass
@@ -56,13 +61,13 @@ class IndexState:
     new_entries: int = 0
     current_error: str | None = None
     backfill: dict[str, Any] | None = None
-    filled: tuple[int, int] | None = None  # (indexed, total) journals, when this tool filled the index
+    pending: Pending | None = None  # what the index lacked when the call was answered
+    freshening: bool = False  # a background thread is indexing it
 
     @property
     def complete(self) -> bool:
-        if self.filled is not None:
-            return self.filled[0] >= self.filled[1]
-        return self.backfill is None or self.backfill.get("finishedAt") is not None
+        """Every journal under the roots is indexed as it is now (the current one just before)."""
+        return self.pending is None or self.pending.journals == 0
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -72,7 +77,7 @@ class IndexState:
                 "newEntries": self.new_entries, "error": self.current_error,
                 "liveFrom": self.context_from},
             "backfill": self.backfill,
-            "filled": None if self.filled is None else {"done": self.filled[0], "total": self.filled[1]},
+            "pending": None if self.pending is None else self.pending.as_json(),
             "complete": self.complete,
         }
 
@@ -86,12 +91,9 @@ class IndexState:
             added = f" (+{self.new_entries} new)" if self.new_entries else ""
             parts.append(f"this session indexed just now{added}; what is still in your context is left out")
         line = ", ".join(parts)
-        if self.filled is not None and self.filled[0] < self.filled[1]:
-            line += (f"; first indexing {self.filled[0]}/{self.filled[1]} journals so far, "
-                     "results may be incomplete")
-        elif self.backfill and self.backfill.get("finishedAt") is None:
-            line += (f"; backfill {self.backfill['done']}/{self.backfill['total']} "
-                     f"{self.backfill.get('state', 'running')}, results may be incomplete")
+        if self.pending is not None and self.pending.journals:
+            line += f"; {self.pending.text()}" + (" (being indexed now)" if self.freshening else "")
+            line += ": results may be incomplete"
         return line
 
 
@@ -141,7 +143,7 @@ class MemoryTool:
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.session_file = os.path.abspath(session_file) if session_file else None
         self._store: Store | None = None
-        self._walked_at = 0.0  # when a first fill last found every journal indexed
+        self._freshener: Freshener | None = None
 
     @property
     def host(self) -> Host:
@@ -149,15 +151,36 @@ class MemoryTool:
             self._host = detect_host()
         return self._host
 
+    def keep_fresh(self) -> None:
+        """Index new and grown journals in a background thread from now on (a long-lived
+        process: the MCP server), instead of within each call's time."""
+        if self._freshener is None:
+            try:
+                self._open()  # first: two connections creating a new index at once would collide
+            except ToolError:
+                pass  # the calls will say why
+            self._freshener = Freshener(self.db_path, self.roots)
+            self._freshener.start()
+
+    def freshen_soon(self) -> None:
+        """A call was answered: the background thread looks for new journals in a moment."""
+        if self._freshener is not None:
+            self._freshener.poke()
+
     def interrupt(self) -> None:
-        """Make the statement running now fail (called from another thread), so that a stop
+        """Make the statements running now fail (called from another thread), so that a stop
         does not wait for a long search or indexing pass."""
+        if self._freshener is not None:
+            self._freshener.stop(wait_seconds=0)
         store = self._store
         if store is not None:
             with contextlib.suppress(apsw.Error):
                 store.conn.interrupt()
 
     def close(self) -> None:
+        if self._freshener is not None:
+            self._freshener.stop(wait_seconds=0.5)
+            self._freshener = None
         if self._store is not None:
             with contextlib.suppress(apsw.Error):
                 self._store.close()
@@ -211,7 +234,6 @@ class MemoryTool:
         return self._store
 
     def _recover(self, reason: str) -> None:
-        self._walked_at = 0.0  # the new index is empty: the next call fills it again
         try:
             if self._store is not None:
                 self._store = recover(self._store, reason)
@@ -226,7 +248,8 @@ class MemoryTool:
             # own settings): its neighbours are the same agent's earlier sessions, so they count.
             folder = Root(Path(os.path.dirname(os.path.abspath(path))))
             self.roots.append(folder)
-            self._fill(store, [folder])
+            if self._freshener is None:
+                self._fill(store, [folder], skip=[path])
         if path is not None:
             result = index_file(store, path, self.roots)
             state.current_path, state.new_entries, state.current_error = path, result.entries, result.error
@@ -234,38 +257,33 @@ class MemoryTool:
                             (os.path.abspath(path),))
             if row is not None:
                 state.current_file, state.current_session, state.context_from = row
+        skip = [path] if path is not None else []
         state.backfill = backfill_progress(store)
-        if state.backfill is None:
-            state.filled = self._first_fill(store)
+        never_filled = state.backfill is None or state.backfill.get("finishedAt") is None
+        if never_filled and self._freshener is not None:
+            # No pass over the roots ever finished: the first answer of this process waits (a
+            # little) for the background thread's first pass, or it would find next to nothing.
+            self._freshener.wait_for_a_pass(FIRST_PASS_SECONDS)
+            state.backfill = backfill_progress(store)
+        if self._freshener is None:
+            state.pending = self._fill(store, self.roots, skip)
+        else:
+            state.pending, state.freshening = pending(store, self.roots, skip), True
         state.sessions = int(store.value("SELECT count(*) FROM files", default=0))
         return state
 
-    def _first_fill(self, store: Store) -> tuple[int, int] | None:
-        """No backfill has ever run: index journals the index has not seen, within a time budget."""
-        if time.monotonic() - self._walked_at < REWALK_SECONDS:
-            return None
-        filled = self._fill(store, self.roots)
-        if filled is not None and filled[0] >= filled[1]:
-            self._walked_at = time.monotonic()
-        return filled
-
-    def _fill(self, store: Store, roots: list[Root]) -> tuple[int, int] | None:
-        """Index the journals under ``roots`` the index has not seen, within a time budget:
-        (indexed, total), or None when no root exists."""
-        roots = [r for r in roots if r.path.is_dir()]
-        if not roots:
-            return None
-        paths = discover(roots)
-        known = {row[0] for row in store.rows("SELECT path FROM files")}
-        missing = [p for p in paths if p not in known]
-        deadline = time.monotonic() + FIRST_FILL_SECONDS
-        done = len(paths) - len(missing)
-        for path in missing:
+    def _fill(self, store: Store, roots: list[Root], skip: list[str]) -> Pending:
+        """Index what the index lacks under ``roots``, newest first, for FILL_SECONDS at most;
+        what it still lacks then."""
+        lacking = pending(store, roots, skip)
+        if not lacking.journals:
+            return lacking
+        deadline = time.monotonic() + FILL_SECONDS
+        for path in lacking.paths:
             if time.monotonic() > deadline:
                 break
             index_file(store, path, self.roots)
-            done += 1
-        return done, len(paths)
+        return pending(store, roots, skip)
 
     # -- actions ----------------------------------------------------------------
     def _scope(self, store: Store, args: Args, state: IndexState) -> tuple[Scope, str | None]:

@@ -186,9 +186,9 @@ def test_bad_options_are_usage_errors(db_path: Path, sessions_root: Path, option
 class RawServer:
     """``journal-index mcp`` spoken to line by line, as the stdio transport defines it."""
 
-    def __init__(self, db_path: Path, root: Path, tmp_path: Path) -> None:
+    def __init__(self, db_path: Path, root: Path, tmp_path: Path, *extra: str) -> None:
         self.stderr = open(tmp_path / "server-stderr.txt", "w+b")  # noqa: SIM115 (closed in close())
-        self.proc = subprocess.Popen([sys.executable, *server_args(db_path, root)], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, *server_args(db_path, root, *extra)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr,
                                      env={**os.environ, "JOURNAL_INDEX_NOW": NOW})
 
