@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -508,3 +509,33 @@ def test_a_session_scoped_answer_names_the_session_it_searched(tool: MemoryTool,
     assert other.result["scope"]["sessionId"] == other_id
     assert other.result["scope"]["file"] == str(journal_of(sessions_root, other_id))
     assert other.result["scope"]["agent"] == "pi"
+
+
+def append_reply(path: Path, text: str, entry_id: str) -> None:
+    line = {"type": "message", "id": entry_id, "parentId": None, "timestamp": "2026-10-14T12:00:05.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "openai-completions",
+                        "provider": "scripted", "model": "scripted", "stopReason": "stop",
+                        "timestamp": 1791979205000}}
+    with open(path, "ab") as handle:
+        handle.write(json.dumps(line).encode() + b"\n")
+
+
+def test_a_reply_that_pastes_an_answer_ranks_below_the_entries_it_copies(db_path: Path, sessions_root: Path):
+    """Models paste what they found into their replies: a later session's search must still lead
+    with the entries themselves, not with the newer copy (whose recency would lift it above them)."""
+    arguments = {"action": "search", "query": "rate limit per token"}
+    replying = journal_of(sessions_root, BE_SESSION)
+    with contextlib.closing(make_tool(db_path, sessions_root, session_file=str(replying))) as tool:
+        first = body(tool.call(arguments).text).splitlines()
+    copied = [line.split(" · entry ", 1)[1].split(" ", 1)[0] for line in first if line.startswith("[")]
+    assert len(copied) >= 3
+    append_reply(replying, "Here is what the history says:\n" + "\n".join(first[1:-1]), "feedc0de")
+    later = journal_of(sessions_root, FLUENTY_SESSION)  # another session searches the project later
+    with contextlib.closing(make_tool(db_path, sessions_root, session_file=str(later))) as tool:
+        again = body(tool.call(arguments).text).splitlines()
+    order = [line.split(" · entry ", 1)[1].split(" ", 1)[0] for line in again if line.startswith("[")]
+    originals = [n for n, entry in enumerate(order) if entry in copied]
+    assert originals, again
+    assert order[0] in copied, "\n".join(again)
+    if "feedc0de" in order:  # the copy may follow the entries it copies, or fall off the page
+        assert order.index("feedc0de") > max(originals), "\n".join(again)
