@@ -1,3 +1,3 @@
-from journal_index.cli import main
+from journal_index.entry_point import main
 
 main()

@@ -25,7 +25,7 @@ from journal_index.config import (
     QUERY_SECONDS,
     SCOPES,
     ConfigError,
-    default_db_path,
+    db_path,
     existing,
     max_scope_from_env,
     session_roots,
@@ -52,7 +52,7 @@ class App:
     """What every command needs: the index path, the session roots, an open store."""
 
     def __init__(self, db: str | None, sessions: tuple[str, ...]) -> None:
-        self.db_path = str(Path(db).expanduser()) if db else str(default_db_path())
+        self.db_path = db_path(db)
         self.roots = session_roots(sessions)
         # Folders the user named must exist; of the agents' default folders, those that do.
         self.explicit_roots = bool(sessions) or bool(os.environ.get("JOURNAL_INDEX_SESSIONS"))
@@ -616,7 +616,7 @@ def mcp_cmd(app: App, cwd: str | None, session_file: str | None, max_scope: str 
         max_scope_from_env()  # a bad setting fails now, not at the first call
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    run(lambda: make_tool(app, cwd, session_file, max_scope))
+    sys.exit(run(lambda: make_tool(app, cwd, session_file, max_scope)))
 
 
 @cli.command(name="watch")

@@ -51,6 +51,11 @@ def default_db_path() -> Path:
     return cache_db_path()
 
 
+def db_path(given: str | None) -> str:
+    """The index file: ``--db`` when given, else :func:`default_db_path`."""
+    return str(Path(given).expanduser()) if given else str(default_db_path())
+
+
 def max_scope_from_env() -> str:
     value = os.environ.get("JOURNAL_INDEX_MAX_SCOPE", DEFAULT_MAX_SCOPE)
     if value not in SCOPES:

@@ -44,6 +44,16 @@ _MAX_ARGUMENT_CHARS = 200
 _MAX_CALL_CHARS = 300
 
 
+# A hit's header as our answers show it to a model (render.hit_header): "… · entry ID · session ID".
+# Text holding one quotes an answer of ours — a model pasted it into its reply, unsigned.
+_QUOTED_HIT = re.compile(r"· entry [^\s·]+ · session [^\s·]+")
+
+
+def quotes_our_answer(text: str) -> bool:
+    """Whether ``text`` repeats a hit of one of our answers (its header line)."""
+    return _QUOTED_HIT.search(text) is not None
+
+
 def strip_our_answers(text: str) -> str:
     """``text`` without our signed answers (an unterminated one runs to the end: truncated)."""
     if ANSWER_START not in text:

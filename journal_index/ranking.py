@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from journal_index import synonyms
+from journal_index.entry_text import quotes_our_answer
 from journal_index.hits import HIT_COLUMNS, Filters, Hit, hits_of
 from journal_index.store import Store
 from journal_index.text_forms import PARTICLES, STOPWORDS
@@ -370,6 +371,7 @@ ANSWER_SHARE = 0.9  # of the question's score, given to that reply
 ANSWER_LOOKAHEAD = 60  # entries looked at after the question for the end of its turn
 QUESTION_CHARS = 600
 CALL_NAMED_WEIGHT = 1.5  # asked what a named file (identifier, path) showed: a result whose call names it
+QUOTED_ANSWER_WEIGHT = 0.001  # a reply that pastes an answer of ours (its score; it also goes last)
 
 
 def _proximity(matches: list[tuple[int, int, str]], width: int) -> float:
@@ -490,9 +492,16 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
     names = {t for g in groups if len(g) > 1 for t in tokenize(" ".join(g))}
     known = {h.rowid: h for h in ranked}
     added: list[Hit] = []
+    quoted: set[int] = set()
     for hit in head:
         text = text_of(hit)
         if text is None:
+            continue
+        if quotes_our_answer(text):
+            # A reply pasting an answer of ours repeats the entries it lists, newer than all of them:
+            # it comes after every other candidate, never above what it copies.
+            quoted.add(hit.rowid)
+            hit.score *= QUOTED_ANSWER_WEIGHT
             continue
         lowered = " ".join(text.lower().split())
         factor = 1.0
@@ -524,7 +533,8 @@ def rerank(store: Store, ranked: list[Hit], query: str, groups: list[list[str]],
             factor *= QUESTION_WEIGHT
         hit.score *= factor
     head = sorted(head + added, key=lambda h: -h.score)
-    return _one_per_entry(head + [h for h in tail if h not in added], speaking)
+    ordered = _one_per_entry(head + [h for h in tail if h not in added], speaking)
+    return [h for h in ordered if h.rowid not in quoted] + [h for h in ordered if h.rowid in quoted]
 
 
 # A summary is written after the turns it sums up, so it is always newer than the statement it

@@ -30,8 +30,9 @@ from journal_index.agent_session import Host, current_journal, detect_host
 from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
 from journal_index.counts import count
 from journal_index.formats import Root
+from journal_index.freshness import Freshener, Pending, pending
 from journal_index.index_errors import classify
-from journal_index.indexer import as_roots, discover, index_file
+from journal_index.indexer import as_roots, index_file
 from journal_index.ranking import match_quality
 from journal_index.scope import (
     Scope,
@@ -47,10 +48,16 @@ from journal_index.store import BROKEN_INDEX, Store, StoreError, UnwritableIndex
 from journal_index.time_bounds import TimeBoundError
 from journal_index.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
 
-EXCERPT_CHARS = 480
+EXCERPT_CHARS = 480  # of a hit, at most (the JSON's excerpts too)
+ANSWER_CHARS = 3_500  # a search answer's text, at most, as long as excerpts can shrink to...
+MIN_EXCERPT_CHARS = 160  # ...this
 READ_PAGE_CHARS = 8_000  # one read page stays near 2,000 tokens too
-FIRST_FILL_SECONDS = 2.0  # time one call may spend indexing journals no backfill has seen
-REWALK_SECONDS = 60.0
+# Time one call may spend indexing the journals the index lacks, when no background thread of
+# this process does it (`journal-index tool`; `journal-index mcp` runs a Freshener)...
+FILL_SECONDS = 2.0
+# ...and the time the first call to a brand-new index waits for the Freshener's first pass
+# (once: from then on no answer waits for indexing).
+FIRST_PASS_SECONDS = 10.0
 
 
 @dataclass
@@ -65,13 +72,13 @@ class IndexState:
     new_entries: int = 0
     current_error: str | None = None
     backfill: dict[str, Any] | None = None
-    filled: tuple[int, int] | None = None  # (indexed, total) journals, when this tool filled the index
+    pending: Pending | None = None  # what the index lacked when the call was answered
+    freshening: bool = False  # a background thread is indexing it
 
     @property
     def complete(self) -> bool:
-        if self.filled is not None:
-            return self.filled[0] >= self.filled[1]
-        return self.backfill is None or self.backfill.get("finishedAt") is not None
+        """Every journal under the roots is indexed as it is now (the current one just before)."""
+        return self.pending is None or self.pending.journals == 0
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -81,7 +88,7 @@ class IndexState:
                 "newEntries": self.new_entries, "error": self.current_error,
                 "liveFrom": self.context_from},
             "backfill": self.backfill,
-            "filled": None if self.filled is None else {"done": self.filled[0], "total": self.filled[1]},
+            "pending": None if self.pending is None else self.pending.as_json(),
             "complete": self.complete,
         }
 
@@ -95,12 +102,9 @@ class IndexState:
             added = f" (+{self.new_entries} new)" if self.new_entries else ""
             parts.append(f"this session indexed just now{added}; what is still in your context is left out")
         line = ", ".join(parts)
-        if self.filled is not None and self.filled[0] < self.filled[1]:
-            line += (f"; first indexing {self.filled[0]}/{self.filled[1]} journals so far, "
-                     "results may be incomplete")
-        elif self.backfill and self.backfill.get("finishedAt") is None:
-            line += (f"; backfill {self.backfill['done']}/{self.backfill['total']} "
-                     f"{self.backfill.get('state', 'running')}, results may be incomplete")
+        if self.pending is not None and self.pending.journals:
+            line += f"; {self.pending.text()}" + (" (being indexed now)" if self.freshening else "")
+            line += ": results may be incomplete"
         return line
 
 
@@ -116,13 +120,19 @@ class Answer:
         return self.error is not None
 
     def structured(self) -> dict[str, Any]:
-        """The JSON without the text rendering (MCP's structuredContent)."""
+        """The JSON without the text rendering."""
         out: dict[str, Any] = {"error": self.error} if self.error is not None else {"result": self.result}
         out["index"] = self.index
         return out
 
     def as_json(self) -> dict[str, Any]:
         return {"text": self.text, **self.structured()}
+
+
+def _shorten_excerpts(page: query.SearchResult, chars: int) -> None:
+    for hit in page.hits:
+        if len(hit.excerpt) > chars:
+            hit.excerpt = hit.excerpt[: chars - 1].rstrip("…") + "…"
 
 
 def _inside(path: str, folder: Path) -> bool:
@@ -144,7 +154,7 @@ class MemoryTool:
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.session_file = os.path.abspath(session_file) if session_file else None
         self._store: Store | None = None
-        self._walked_at = 0.0  # when a first fill last found every journal indexed
+        self._freshener: Freshener | None = None
 
     @property
     def host(self) -> Host:
@@ -152,7 +162,36 @@ class MemoryTool:
             self._host = detect_host()
         return self._host
 
+    def keep_fresh(self) -> None:
+        """Index new and grown journals in a background thread from now on (a long-lived
+        process: the MCP server), instead of within each call's time."""
+        if self._freshener is None:
+            try:
+                self._open()  # first: two connections creating a new index at once would collide
+            except ToolError:
+                pass  # the calls will say why
+            self._freshener = Freshener(self.db_path, self.roots)
+            self._freshener.start()
+
+    def freshen_soon(self) -> None:
+        """A call was answered: the background thread looks for new journals in a moment."""
+        if self._freshener is not None:
+            self._freshener.poke()
+
+    def interrupt(self) -> None:
+        """Make the statements running now fail (called from another thread), so that a stop
+        does not wait for a long search or indexing pass."""
+        if self._freshener is not None:
+            self._freshener.stop(wait_seconds=0)
+        store = self._store
+        if store is not None:
+            with contextlib.suppress(apsw.Error):
+                store.conn.interrupt()
+
     def close(self) -> None:
+        if self._freshener is not None:
+            self._freshener.stop(wait_seconds=0.5)
+            self._freshener = None
         if self._store is not None:
             with contextlib.suppress(apsw.Error):
                 self._store.close()
@@ -211,7 +250,6 @@ class MemoryTool:
         return self._store
 
     def _recover(self, reason: str) -> None:
-        self._walked_at = 0.0  # the new index is empty: the next call fills it again
         try:
             if self._store is not None:
                 self._store = recover(self._store, reason)
@@ -226,7 +264,8 @@ class MemoryTool:
             # own settings): its neighbours are the same agent's earlier sessions, so they count.
             folder = Root(Path(os.path.dirname(os.path.abspath(path))))
             self.roots.append(folder)
-            self._fill(store, [folder])
+            if self._freshener is None:
+                self._fill(store, [folder], skip=[path])
         if path is not None:
             result = index_file(store, path, self.roots)
             state.current_path, state.new_entries, state.current_error = path, result.entries, result.error
@@ -234,38 +273,33 @@ class MemoryTool:
                             (os.path.abspath(path),))
             if row is not None:
                 state.current_file, state.current_session, state.context_from = row
+        skip = [path] if path is not None else []
         state.backfill = backfill_progress(store)
-        if state.backfill is None:
-            state.filled = self._first_fill(store)
+        never_filled = state.backfill is None or state.backfill.get("finishedAt") is None
+        if never_filled and self._freshener is not None:
+            # No pass over the roots ever finished: the first answer of this process waits (a
+            # little) for the background thread's first pass, or it would find next to nothing.
+            self._freshener.wait_for_a_pass(FIRST_PASS_SECONDS)
+            state.backfill = backfill_progress(store)
+        if self._freshener is None:
+            state.pending = self._fill(store, self.roots, skip)
+        else:
+            state.pending, state.freshening = pending(store, self.roots, skip), True
         state.sessions = int(store.value("SELECT count(*) FROM files", default=0))
         return state
 
-    def _first_fill(self, store: Store) -> tuple[int, int] | None:
-        """No backfill has ever run: index journals the index has not seen, within a time budget."""
-        if time.monotonic() - self._walked_at < REWALK_SECONDS:
-            return None
-        filled = self._fill(store, self.roots)
-        if filled is not None and filled[0] >= filled[1]:
-            self._walked_at = time.monotonic()
-        return filled
-
-    def _fill(self, store: Store, roots: list[Root]) -> tuple[int, int] | None:
-        """Index the journals under ``roots`` the index has not seen, within a time budget:
-        (indexed, total), or None when no root exists."""
-        roots = [r for r in roots if r.path.is_dir()]
-        if not roots:
-            return None
-        paths = discover(roots)
-        known = {row[0] for row in store.rows("SELECT path FROM files")}
-        missing = [p for p in paths if p not in known]
-        deadline = time.monotonic() + FIRST_FILL_SECONDS
-        done = len(paths) - len(missing)
-        for path in missing:
+    def _fill(self, store: Store, roots: list[Root], skip: list[str]) -> Pending:
+        """Index what the index lacks under ``roots``, newest first, for FILL_SECONDS at most;
+        what it still lacks then."""
+        lacking = pending(store, roots, skip)
+        if not lacking.journals:
+            return lacking
+        deadline = time.monotonic() + FILL_SECONDS
+        for path in lacking.paths:
             if time.monotonic() > deadline:
                 break
             index_file(store, path, self.roots)
-            done += 1
-        return done, len(paths)
+        return pending(store, roots, skip)
 
     # -- actions ----------------------------------------------------------------
     def _current_session(self, store: Store, state: IndexState) -> SessionRef | None:
@@ -336,17 +370,33 @@ class MemoryTool:
         # How well the shown hits match is said of them (the one fetched beyond them is not shown).
         match, hint = match_quality(shown) if args.action == "search" and args.query else (found.match, found.hint)
         page = query.SearchResult(match, hint, found.scope, shown)
-        for hit in page.hits:
-            if len(hit.excerpt) > EXCERPT_CHARS:
-                hit.excerpt = hit.excerpt[: EXCERPT_CHARS - 1].rstrip("…") + "…"
+        _shorten_excerpts(page, EXCERPT_CHARS)
         result = render.redact_json(page.as_json(with_match=args.action == "search"))
+        if scope.kind == "session":
+            result["scope"].update(render.redact_json(self._session_json(session)))
         result["offset"] = args.offset
         result["nextOffset"] = args.offset + SEARCH_LIMIT if more else None
         what = ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
-        # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
-        text = render.search_text(page, render.MODEL, what=what, first=args.offset + 1,
-                                  next_offset=result["nextOffset"])
-        return Answer(render.signed(text + "\n" + state.text()), result, None, state.as_json())
+
+        def answer_text() -> str:
+            # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
+            return render.signed(render.search_text(page, render.MODEL, what=what, first=args.offset + 1,
+                                                    next_offset=result["nextOffset"]) + "\n" + state.text())
+
+        # The model reads the whole answer: past ANSWER_CHARS the excerpts give way, all alike.
+        text, cap = answer_text(), EXCERPT_CHARS
+        while len(text) > ANSWER_CHARS and page.hits and cap > MIN_EXCERPT_CHARS:
+            cap = max(MIN_EXCERPT_CHARS, cap - -(-(len(text) - ANSWER_CHARS) // len(page.hits)))
+            _shorten_excerpts(page, cap)
+            text = answer_text()
+        return Answer(text, result, None, state.as_json())
+
+    @staticmethod
+    def _session_json(session: SessionRef | None) -> dict[str, Any]:
+        """Which session a session-scoped answer searched: its id, agent, journal and folder."""
+        if session is None:
+            return {"sessionId": None, "agent": None, "file": None, "cwd": None}
+        return {"sessionId": session.session_id, "agent": session.agent, "file": session.path, "cwd": session.cwd}
 
     def _read(self, store: Store, args: Args, scope: Scope, session: SessionRef | None, state: IndexState,
               roots: list[Root]) -> Answer:

@@ -1,7 +1,8 @@
-"""The ``memory_context`` contract: its name, description, instructions and JSON arguments.
+"""The ``memory_context`` contract: its JSON arguments, checked (its name, description and
+instructions are in :mod:`journal_index.tool_text`, re-exported here).
 
-Kept apart from the tool's work so that the MCP server can list the tool (and answer the
-host's handshake) before anything heavier is imported.
+Kept apart from the tool's work so that the MCP server can list the tool before anything
+heavier is imported.
 """
 
 from __future__ import annotations
@@ -12,21 +13,8 @@ from typing import Any
 
 from journal_index.config import CANDIDATES, SCOPES
 from journal_index.formats import KINDS
+from journal_index.tool_text import DESCRIPTION, INSTRUCTIONS, TOOL_NAME  # noqa: F401 (re-exported)
 
-TOOL_NAME = "memory_context"
-DESCRIPTION = ("Search and read this project's past agent sessions (redacted). "
-               "action: search (query), read (entryId from a hit), summaries.")
-# Sent in the initialize reply. A host in code mode shows the model one line per server, taken
-# from the first line of these instructions: it must say on its own what the tool is for.
-INSTRUCTIONS = (
-    "memory_context: search this project's earlier agent sessions and the turns compaction removed "
-    "from your context; read any entry verbatim.\n"
-    "Use it before re-deriving a decision, a setting, an error's fix or a file's history that may have "
-    "come up earlier. Query with the exact words likely written then: identifiers, file names, error "
-    "text, commands (all words must match, else the best partial matches come). "
-    "Actions: search (query), read (entryId and sessionId from a hit), summaries (compaction summaries). "
-    "What is still in your context from this session is left out of the results."
-)
 ACTIONS = ("search", "read", "summaries")
 
 SEARCH_LIMIT = 8  # hits per answer: with capped excerpts, well under ~2,000 tokens

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from tests.agent_homes import (
     RealHome,
     assert_agent_status,
     assert_reads_and_finds,
+    cli_json,
     index_real_home,
     place_codex,
     place_fixtures,
@@ -149,9 +152,13 @@ def test_a_compaction_keeps_its_message_not_the_history() -> None:
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "investigate issue 386"}]}],
         "window_number": 2}))
     assert isinstance(entry, Entry) and (entry.kind, entry.text) == ("compaction", "Summary: issues triaged")
+    # Codex keeps a remote compaction's summary encrypted: the entry says so, never blank.
     remote = parse(line("compacted", {"message": "", "replacement_history": [
-        {"type": "compaction", "encrypted_content": "REDACTED"}]}))
-    assert isinstance(remote, Entry) and remote.kind == "compaction" and remote.text == ""
+        {"type": "compaction", "encrypted_content": "REDACTED"}], "window_number": 2}))
+    assert isinstance(remote, Entry) and remote.kind == "compaction"
+    assert remote.text == "[summary encrypted by Codex] (context window 2)"
+    bare = parse(line("compacted", {"message": ""}))
+    assert isinstance(bare, Entry) and bare.text == "[no summary text]"
     assert parse(event({"type": "context_compacted"})) is Skip.NOT_INDEXED
 
 
@@ -431,3 +438,16 @@ def test_the_human_words_are_indexed_once(real_home: RealHome) -> None:
         assert rows == [(1,)]
     finally:
         store.close()
+
+
+def test_real_encrypted_compactions_are_listed_as_such_and_counted_as_listed(real_home: RealHome) -> None:
+    """The shared rollout holds two compactions whose summary Codex encrypted (message ""): both
+    are listed, each saying so, and status counts the two it lists."""
+    _home, env, _placed = real_home
+    listed = cli_json(env, "summaries", "--scope", "global")["results"]
+    assert [hit["excerpt"] for hit in listed] == ["[summary encrypted by Codex] (context window 2)",
+                                                  "[summary encrypted by Codex] (context window 1)"]
+    assert cli_json(env, "status")["summaries"] == len(listed)
+    text = subprocess.run([sys.executable, "-m", "journal_index", "summaries", "--scope", "global"], env=env,
+                          capture_output=True, text=True, timeout=60, cwd=env["HOME"]).stdout
+    assert text.count("[summary encrypted by Codex]") == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -465,3 +466,76 @@ def test_a_partial_match_note_counts_the_results_it_shows(tool: MemoryTool):
     whole, of = (int(n) for n in note.split()[1:5:3])  # "note: N of these M results hold every term; …"
     assert of == len(shown) and 0 < whole < of, note
     assert answer.result["hint"] == note.removeprefix("note: ")
+
+
+def test_eight_hits_on_real_journals_fit_in_an_answer_the_model_reads_whole(tmp_path: Path):
+    """Hosts show the model the whole text (issue 20.1): 8 hits in at most 3,500 characters, signed,
+    with no journal path in it, on real Claude Code, Codex and pi journals."""
+    from tests.shared_data import shared_dir
+
+    roots = []
+    for name in ("agent-journals-real", "pi-journals-real"):
+        roots.append(copy_journal_tree(shared_dir() / name, tmp_path / name))
+    opened = MemoryTool(str(tmp_path / "index.db"), roots, cwd=str(tmp_path), host=Host(None), max_scope="global")
+    try:
+        sizes = {}
+        for words in ("git commit", "checkpoint", "compaction summary", "config file", "session"):
+            answer = opened.call({"action": "search", "query": words, "scope": "global"})
+            assert not answer.is_error, answer.text
+            assert answer.result is not None and len(answer.result["results"]) == SEARCH_LIMIT
+            body(answer.text)
+            assert str(tmp_path) not in answer.text  # no journal path (nor anything else of ours)
+            sizes[words] = len(answer.text)
+        assert max(sizes.values()) <= 3_500, sizes
+    finally:
+        opened.close()
+
+
+def test_a_session_scoped_answer_names_the_session_it_searched(tool: MemoryTool, sessions_root: Path,
+                                                               db_path: Path):
+    path = journal_of(sessions_root, BE_SESSION)
+    own = make_tool(db_path, sessions_root, session_file=str(path))
+    try:
+        mine = own.call({"action": "search", "query": "alembic", "scope": "session"})
+        assert mine.error is None, mine.text
+        assert mine.result is not None and mine.result["scope"] == {
+            "kind": "session", "root": None, "sessionId": BE_SESSION, "agent": "pi", "file": str(path),
+            "cwd": BE_CWD}
+    finally:
+        own.close()
+    other_id = "01a05d32-b780-77a8-84b6-ccc1caffba94"
+    other = tool.call({"action": "search", "scope": "session", "sessionId": other_id[:13]})
+    assert other.error is None and other.result is not None, other.text
+    assert other.result["scope"]["sessionId"] == other_id
+    assert other.result["scope"]["file"] == str(journal_of(sessions_root, other_id))
+    assert other.result["scope"]["agent"] == "pi"
+
+
+def append_reply(path: Path, text: str, entry_id: str) -> None:
+    line = {"type": "message", "id": entry_id, "parentId": None, "timestamp": "2026-10-14T12:00:05.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "openai-completions",
+                        "provider": "scripted", "model": "scripted", "stopReason": "stop",
+                        "timestamp": 1791979205000}}
+    with open(path, "ab") as handle:
+        handle.write(json.dumps(line).encode() + b"\n")
+
+
+def test_a_reply_that_pastes_an_answer_ranks_below_the_entries_it_copies(db_path: Path, sessions_root: Path):
+    """Models paste what they found into their replies: a later session's search must still lead
+    with the entries themselves, not with the newer copy (whose recency would lift it above them)."""
+    arguments = {"action": "search", "query": "rate limit per token"}
+    replying = journal_of(sessions_root, BE_SESSION)
+    with contextlib.closing(make_tool(db_path, sessions_root, session_file=str(replying))) as tool:
+        first = body(tool.call(arguments).text).splitlines()
+    copied = [line.split(" · entry ", 1)[1].split(" ", 1)[0] for line in first if line.startswith("[")]
+    assert len(copied) >= 3
+    append_reply(replying, "Here is what the history says:\n" + "\n".join(first[1:-1]), "feedc0de")
+    later = journal_of(sessions_root, FLUENTY_SESSION)  # another session searches the project later
+    with contextlib.closing(make_tool(db_path, sessions_root, session_file=str(later))) as tool:
+        again = body(tool.call(arguments).text).splitlines()
+    order = [line.split(" · entry ", 1)[1].split(" ", 1)[0] for line in again if line.startswith("[")]
+    originals = [n for n, entry in enumerate(order) if entry in copied]
+    assert originals, again
+    assert order[0] in copied, "\n".join(again)
+    if "feedc0de" in order:  # the copy may follow the entries it copies, or fall off the page
+        assert order.index("feedc0de") > max(originals), "\n".join(again)

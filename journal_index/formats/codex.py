@@ -12,7 +12,8 @@ for the UI (``event_msg``). What becomes text, and from which of the two:
   user messages, which also carry injected context (environment, AGENTS.md, notifications);
 * the assistant's words, tool calls and tool outputs: the ``response_item`` lines (the
   ``agent_message`` and ``AgentMessage`` events repeat them);
-* a compaction: ``payload.message`` only, never the re-embedded ``replacement_history``.
+* a compaction: ``payload.message`` only, never the re-embedded ``replacement_history``; when
+  the summary is encrypted (``message`` empty), the entry says so: ``[summary encrypted by Codex]``.
 
 An output produced by our own tool is recognized by its call (linked by ``call_id``) or, also
 under a code-mode ``exec`` wrapper, by Codex's ``metadata.mcp_attribution``.
@@ -66,6 +67,7 @@ _NOT_INDEXED_EVENTS = frozenset({
     "context_compacted", "patch_apply_end", "exec_command_end", "mcp_tool_call_end", "web_search_end",
     "thread_settings_applied",
 })
+ENCRYPTED_SUMMARY = "[summary encrypted by Codex]"
 _SAFE_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
 _DAY_FOLDERS = 3  # current_journals looks at the newest few day folders only
 _FILES_PER_DAY = 30
@@ -377,5 +379,18 @@ def parse_line(line: bytes, offset: int) -> Parsed:
         message = payload.get("message")
         if not isinstance(message, str | None):
             return Skip.MALFORMED
-        return Entry(entry_id, None, ts, "compaction", None, None, [message] if message else [])
+        return Entry(entry_id, None, ts, "compaction", None, None, [message or _summary_withheld(payload)])
     return Skip.UNKNOWN
+
+
+def _summary_withheld(payload: dict[str, Any]) -> str:
+    """What a compaction with no summary text says instead. Codex keeps the summary of a remote
+    compaction encrypted (``replacement_history`` ends with an ``encrypted_content`` item) and
+    writes ``message: ""``; the window number keeps two such compactions apart (copies of one
+    text collapse into one result)."""
+    history = payload.get("replacement_history")
+    encrypted = isinstance(history, list) and any(
+        isinstance(item, dict) and "encrypted_content" in item for item in history)
+    what = ENCRYPTED_SUMMARY if encrypted else "[no summary text]"
+    window = payload.get("window_number")
+    return f"{what} (context window {window})" if isinstance(window, int) else what

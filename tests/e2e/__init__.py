@@ -1,1 +1,1 @@
-"""End-to-end tests against real agent hosts (pi 1.6 under Node 22), marked slow."""
+"""End-to-end tests against real agent hosts (pi 1.6 under Node 22, Claude Code, Codex CLI), marked slow."""

@@ -1,4 +1,7 @@
-"""Fixtures of the real-host tests: one Node 22 + pi 1.6 install per run, a fresh pi HOME per test."""
+"""Fixtures of the pi tests: one Node 22 + pi 1.6 install per run, a fresh pi HOME per test.
+
+(The Claude Code and Codex suites make their homes themselves: :mod:`tests.e2e.mcp_hosts`.)
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Install Node 22 and pi 1.6 from the npm registry into a cache folder, once.
+"""Install Node 22, pi 1.6, Claude Code and Codex CLI from the npm registry into a cache folder, once.
 
 The cache is ``$JOURNAL_INDEX_E2E_CACHE`` (default ``~/.cache/journal-index-e2e``). Each install
 goes to a staging folder and is renamed into place only when complete, with a marker file naming
@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CACHE_ENV = "JOURNAL_INDEX_E2E_CACHE"
 NODE_VERSION = "22.23.5"  # pi 1.6 needs Node >= 22.19
@@ -34,6 +35,10 @@ PI_PACKAGE = "@earendil-works/pi-coding-agent"
 PI_VERSION = "1.6.0"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
 INSPECTOR_VERSION = "2.12.0"
+CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"  # ships its native binary in a platform package
+CLAUDE_CODE_VERSION = "2.1.332"
+CODEX_PACKAGE = "@openai/codex"  # its binary is in @openai/codex-<platform>, an optional dependency
+CODEX_VERSION = "0.171.0"
 INSTALL_TIMEOUT = 900.0
 MARKER = "journal-index-e2e.json"
 
@@ -196,3 +201,46 @@ def install_inspector(root: Path | None = None) -> list[str]:
     except (OSError, ValueError) as exc:
         raise NodeHostError(f"the MCP Inspector installed, but its package.json is unreadable: {exc}") from None
     return [str(install_node(root)), str(package_dir / manifest["bin"]["mcp-inspector"])]
+
+
+def _manifest(package_dir: Path, what: str) -> dict[str, Any]:
+    try:
+        return dict(json.loads((package_dir / "package.json").read_text()))
+    except (OSError, ValueError) as exc:
+        raise NodeHostError(f"{what} installed, but its package.json is unreadable: {exc}") from None
+
+
+def _executable(path: Path, what: str) -> Path:
+    if not os.access(path, os.X_OK):
+        raise NodeHostError(f"{what} installed, but {path} is not an executable (was its platform package "
+                            "left out? npm installs it as an optional dependency)")
+    return path
+
+
+def install_claude_code(root: Path | None = None) -> Path:
+    """Claude Code's native ``claude`` binary, installed when missing."""
+    modules = install_npm_tool(CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION, root)
+    package_dir = modules / Path(*CLAUDE_CODE_PACKAGE.split("/"))
+    manifest = _manifest(package_dir, f"Claude Code {CLAUDE_CODE_VERSION}")
+    return _executable(package_dir / manifest["bin"]["claude"], f"Claude Code {CLAUDE_CODE_VERSION}")
+
+
+_CODEX_TARGETS = {("Linux", "x86_64"): ("linux-x64", "x86_64-unknown-linux-musl"),
+                  ("Linux", "aarch64"): ("linux-arm64", "aarch64-unknown-linux-musl"),
+                  ("Darwin", "arm64"): ("darwin-arm64", "aarch64-apple-darwin"),
+                  ("Darwin", "x86_64"): ("darwin-x64", "x86_64-apple-darwin")}
+
+
+def install_codex(root: Path | None = None) -> Path:
+    """Codex CLI's native ``codex`` binary (from its platform package), installed when missing.
+
+    The binary is run directly rather than through ``bin/codex.js``: the launcher needs Node on
+    ``PATH`` and adds nothing a test needs.
+    """
+    key = (platform.system(), platform.machine())
+    if key not in _CODEX_TARGETS:
+        raise NodeHostError(f"no Codex package known for {key[0]} {key[1]}")
+    suffix, triple = _CODEX_TARGETS[key]
+    modules = install_npm_tool(CODEX_PACKAGE, CODEX_VERSION, root)
+    binary = modules / "@openai" / f"codex-{suffix}" / "vendor" / triple / "bin" / "codex"
+    return _executable(binary, f"Codex {CODEX_VERSION} (@openai/codex-{suffix})")

@@ -16,16 +16,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.host_process import HostRunError, changed, clean_env, run_host, snapshot
 from tests.e2e.node_host import NodeHost
 from tests.e2e.scripted_model import ModelRequest, ScriptedModel
 
@@ -33,10 +32,6 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURE_SESSIONS = REPO / "fixtures" / "sessions"
 PROVIDER = "scripted"
 RUN_TIMEOUT = 180.0
-# Variables of the caller that must not reach pi: they would point it (or journal-index) elsewhere.
-_LEAKY_PREFIXES = ("PI_", "JOURNAL_INDEX_")
-_LEAKY_NAMES = {"AI_AGENT", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
-                "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"}
 
 
 def encoded_cwd_dir(cwd: Path | str) -> str:
@@ -44,7 +39,7 @@ def encoded_cwd_dir(cwd: Path | str) -> str:
     return "--" + str(cwd).lstrip("/").replace("/", "-").replace(":", "-") + "--"
 
 
-class PiRunError(RuntimeError):
+class PiRunError(HostRunError):
     """pi did not finish in time; carries what it printed so far."""
 
 
@@ -137,14 +132,24 @@ def age_like_history(path: Path) -> None:
         os.utime(path, (written, written))
 
 
-def _snapshot(folders: Sequence[Path]) -> dict[Path, tuple[int, int]]:
-    seen = {}
-    for folder in folders:
-        if folder.is_dir():
-            for path in folder.rglob("*.jsonl"):
-                st = path.stat()
-                seen[path] = (st.st_size, st.st_mtime_ns)
-    return seen
+def adopt_pi_history(sessions_dir: Path, fixture_folder: str, cwd: Path) -> list[Path]:
+    """Copy one fixture project's pi journals in as history of ``cwd`` (their header cwd rewritten).
+
+    The fixtures ran in /home/dev/...; a test's project lives under a temporary folder, so
+    the copies are filed where pi files ``cwd``'s sessions, with ``cwd`` in their header.
+    """
+    target = sessions_dir / encoded_cwd_dir(cwd)
+    target.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for source in sorted((FIXTURE_SESSIONS / fixture_folder).glob("*.jsonl")):
+        first, _, rest = source.read_bytes().partition(b"\n")
+        header = json.loads(first)
+        header["cwd"] = str(cwd)
+        path = target / source.name
+        path.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + rest)
+        age_like_history(path)
+        copied.append(path)
+    return copied
 
 
 class PiHome:
@@ -165,23 +170,8 @@ class PiHome:
             self.sessions_dir.mkdir(parents=True, exist_ok=True)
 
     def adopt_history(self, fixture_folder: str, cwd: Path) -> list[Path]:
-        """Copy one fixture project's journals in as history of ``cwd`` (their header cwd rewritten).
-
-        The fixtures ran in /home/dev/...; a test's project lives under a temporary folder, so
-        the copies are filed where pi files ``cwd``'s sessions, with ``cwd`` in their header.
-        """
-        target = self.sessions_dir / encoded_cwd_dir(cwd)
-        target.mkdir(parents=True, exist_ok=True)
-        copied = []
-        for source in sorted((FIXTURE_SESSIONS / fixture_folder).glob("*.jsonl")):
-            first, _, rest = source.read_bytes().partition(b"\n")
-            header = json.loads(first)
-            header["cwd"] = str(cwd)
-            path = target / source.name
-            path.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + rest)
-            age_like_history(path)
-            copied.append(path)
-        return copied
+        """Copy one fixture project's journals in as history of ``cwd`` (see :func:`adopt_pi_history`)."""
+        return adopt_pi_history(self.sessions_dir, fixture_folder, cwd)
 
     # -- configuration files ------------------------------------------------------------
     def write_models(self, model: ScriptedModel) -> Path:
@@ -211,19 +201,12 @@ class PiHome:
 
     # -- running pi ---------------------------------------------------------------------
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(_LEAKY_PREFIXES) and k not in _LEAKY_NAMES}
-        env.update({
-            "HOME": str(self.home),
+        return clean_env(self.home, {
             "PATH": self.host.path_with_node(),
             "PI_OFFLINE": "1",  # no catalog refresh, no version check: the only network is the model server
             "PI_TELEMETRY": "0",
-            "XDG_CACHE_HOME": str(self.home / ".cache"),
-            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            **(extra or {}),
         })
-        if extra:
-            env.update(extra)
-        return env
 
     def pi(self, args: Sequence[str], cwd: Path, *, env: Mapping[str, str] | None = None,
            timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:
@@ -243,27 +226,12 @@ class PiHome:
         argv = [*self.host.pi_command(), "--model", f"{PROVIDER}/{model.model_id}", *args, "--print", "--",
                 *prompts]
         folders = [self.sessions_dir, *watch]
-        before = _snapshot(folders)
+        before = snapshot(folders)
         first_request = len(model.requests)
-        started = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=cwd, env=self.env(env), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-            raise PiRunError(f"pi ran over {timeout:g} s\nargv: {argv}\nstdout:\n{stdout[-3000:]}\n"
-                             f"stderr:\n{stderr[-3000:]}") from None
-        finally:
-            # pi stops its MCP servers itself; anything left in the group is ended here.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        seconds = time.monotonic() - started
-        after = _snapshot(folders)
-        changed = sorted(p for p, stamp in after.items() if before.get(p) != stamp)
-        return PiRun(argv=argv, cwd=cwd, returncode=proc.returncode, stdout=stdout, stderr=stderr,
-                     seconds=seconds, started_at=started, requests=model.requests[first_request:],
-                     journals=[JournalFile(p) for p in changed])
+            done = run_host(argv, cwd, self.env(env), timeout, "pi")
+        except HostRunError as exc:
+            raise PiRunError(str(exc)) from None
+        return PiRun(argv=argv, cwd=cwd, returncode=done.returncode, stdout=done.stdout, stderr=done.stderr,
+                     seconds=done.seconds, started_at=done.started_at, requests=model.requests[first_request:],
+                     journals=[JournalFile(p) for p in changed(before, folders)])

@@ -27,10 +27,11 @@ from typing import Any
 
 import pytest
 
-from journal_index.entry_text import ANSWER_END, ANSWER_START
+from journal_index.entry_text import ANSWER_START
 from journal_index.store import open_store
 from journal_index.tool_args import DESCRIPTION, INSTRUCTIONS
 from tests.e2e.answers import DIRECT_NAME, EXPOSURES, SERVER_LINE, Answer, Hit, answers, call, model_texts
+from tests.e2e.history import ECHO_QUERY, FIRST_PROMPT, HISTORY, OWN_WORDS, RATE_LIMIT_QUERY, assert_no_echo
 from tests.e2e.node_host import NodeHost
 from tests.e2e.pi_host import JournalFile, PiHome, PiRun, journal_index_executable, journal_index_server
 from tests.e2e.scripted_model import Reply, ScriptedModel, Turn
@@ -38,15 +39,9 @@ from tests.helpers import index_tokens, strings_in, vocabulary
 
 pytestmark = pytest.mark.slow
 
-HISTORY = "--home-dev-Apps-prjct-prjct-be--"
-# Words that exist in no fixture journal: only the first prompt (and, under codemode, the
-# scripts searching for them) hold them.
-OWN_WORDS = "kestrelvane marmotfield"
-FIRST_PROMPT = "Remember: the kestrelvane threshold lives in marmotfield.toml."
 SECOND_PROMPT = "Let us move on to the deployment checklist for the staging cluster."
 THIRD_PROMPT = "Search the history again."
-ECHO_QUERY = "rate limit per token"
-PARTIAL_QUERY = "600 requests minute bursts"  # two or three entries hold every word
+PARTIAL_QUERY = RATE_LIMIT_QUERY  # two or three entries hold every word
 SUMMARY = "## Goal\nCarry on with the checklist.\n\n## Progress\n### Done\n- [x] Earlier turns summarized"
 # pi keeps this many recent tokens when it compacts: the second prompt's turn (a long prompt
 # and an "ok"), so the cut falls on the second prompt and the first prompt's turn is summarized.
@@ -54,9 +49,6 @@ KEEP_RECENT_TOKENS = 5
 FULL_CONTEXT = 120_000  # of the model's 128,000: pi compacts before the next prompt
 INSTRUCTIONS_FIRST_LINE = INSTRUCTIONS.splitlines()[0]
 _PARTIAL_NOTE = re.compile(r"^note: (\d+) of these (\d+) results hold every term; ")
-# Lines of ours that must never turn up inside a hit's excerpt (that would be an echo).
-_ANSWER_MARKS = (ANSWER_START, ANSWER_END, "search: results", "newest entries: results", "read more: {",
-                 "next page: the same call", "index: ", " · entry ", "results hold every term")
 
 
 def setup_project(pi_home: PiHome, project: Path, db: Path, exposure: str,
@@ -76,13 +68,6 @@ def assert_clean(run: PiRun, model: ScriptedModel) -> None:
     assert model.turns_played == len(model.script), run.describe()
     for text in model_texts(run):
         assert "……" not in text, f"the model was sent a doubled ellipsis:\n{text}"
-
-
-def assert_no_echo(answer: Answer) -> None:
-    """None of the hits shows text of an answer of ours."""
-    for hit in answer.hits():
-        for mark in _ANSWER_MARKS:
-            assert mark not in hit.excerpt, f"hit [{hit.number}] echoes an answer of ours ({mark!r}):\n{answer.text}"
 
 
 # Journal fields that are bookkeeping, not text anyone wrote (ids, times, folders, model names).

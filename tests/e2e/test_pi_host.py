@@ -22,6 +22,7 @@ import pytest
 
 from journal_index.entry_text import ANSWER_END, ANSWER_START
 from tests.e2e.answers import DIRECT_NAME, codemode_call, result_text, script_output
+from tests.e2e.history import HISTORY, RATE_LIMIT_ENTRY, RATE_LIMIT_QUERY, RATE_LIMIT_SESSION, RATE_LIMIT_TEXT
 from tests.e2e.node_host import PI_VERSION
 from tests.e2e.pi_host import PiHome, PiRun, encoded_cwd_dir, journal_index_executable, journal_index_server
 from tests.e2e.scripted_model import ModelRequest, Reply, ScriptedModel, ToolCall
@@ -29,11 +30,6 @@ from tests.e2e.scripted_model import ModelRequest, Reply, ScriptedModel, ToolCal
 pytestmark = pytest.mark.slow
 
 PROBE = Path(__file__).with_name("probe_mcp_server.py")
-HISTORY = "--home-dev-Apps-prjct-prjct-be--"
-RATE_LIMIT_ENTRY = "20147e3f"  # the prjct-be user entry that holds every word of RATE_LIMIT_QUERY
-RATE_LIMIT_QUERY = "600 requests minute bursts"  # two or three entries hold every word: always on page 1
-RATE_LIMIT_SESSION = "01a066a0-b2cd-76ec-8039-f893567c84c9"
-RATE_LIMIT_TEXT = "Rate limiting: per token, 600 requests/minute with bursts up to 100."
 
 
 def signed_lines(text: str) -> list[str]:
