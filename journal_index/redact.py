@@ -80,6 +80,8 @@ _SEP = (
 # Short key words must start a name segment (`DB_PASS`, not `bypass`); RE2 has no look-behind,
 # so the guard consumes the character before.
 _SEG = r"(?:(?m:^)|[^A-Za-z]|\\[nrt])"
+# A command-line flag starts a word: `curl -u`, not `llm10-unbounded` (a file name with "-u" in it).
+_FLAG_START = r"(?:(?m:^)|[ \t'\"=(]|\\[nrt])"
 
 
 def _kv(kind: str, key: str, check: str = "kv") -> Rule:
@@ -155,7 +157,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     _tok(
         "basic_auth_credentials",
-        _SEG + r"(?:-u|--user|--proxy-user)[ \t=]*[\"']?[^ \t\r\n\f\v:\"'$\[]+:"
+        _FLAG_START + r"(?:-u|--user|--proxy-user)[ \t=]*[\"']?[^ \t\r\n\f\v:\"'$\[]+:"
         r"(?P<v>[^ \t\r\n\f\v\"']+)",
         "userpass",
     ),
@@ -287,6 +289,14 @@ _ALNUM = re.compile(r"[^\W_]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_.]*\Z")
 _DOTTED = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+\Z")  # obj.attr; tokens like s.Ab3x carry digits
 _WORD = re.compile(r"[A-Za-z]+\Z")
+# Words joined by hyphens or underscores, no digits: a name (`pi-coding-agent`), not a random value.
+_SLUG = re.compile(r"[A-Za-z]+(?:['’_-][A-Za-z]+)*\Z")
+# A quoted value of six words or more, no digits: a message or a description, not a passphrase.
+_SENTENCE = re.compile(r"[A-Za-z][A-Za-z'’,.;:!?-]*(?: [A-Za-z][A-Za-z'’,.;:!?-]*){5,}\Z")
+# A name of this shape that says what it stands for (`phc_development_key`, `dummy-token`).
+_DESCRIPTIVE_PARTS: Final = frozenset(
+    "key keys token secret password passwd pass pwd apikey credential credentials".split()
+)
 _LINE_LEAD = re.compile(r"""[\s\-*#>+|0-9."'\\]*(?:export\s+|set\s+|setx\s+|env\s+)?\Z""")
 
 
@@ -305,6 +315,8 @@ def _is_placeholder(v: str) -> bool:
         return True
     if "xxxxxx" in low or "******" in v or "••••" in v:
         return True
+    if _SLUG.match(v) and ("_" in v or "-" in v) and _DESCRIPTIVE_PARTS.intersection(re.split(r"['’_-]", low)):
+        return True  # `phc_development_key`, `your-api-token`: a description of a secret
     return len(set(v)) <= 2 and len(v) >= 3  # xxxx, ****, ...., 0000
 
 
@@ -398,11 +410,15 @@ def _kv_ok(m: Match, weak: bool) -> bool:
         return False  # ... or `apiKey: "OPENAI_API_KEY"`, which names an environment variable
     if name != "v4" and v[0].isspace():
         return False  # `grep 'password=' dir`: the quote closes the name, it opens no value
+    if name != "v4" and _SENTENCE.match(v):
+        return False  # `"test-pass": "Tests pass but the code has a race"`
     sep = _group(m, "sep")
     if sep == "==" and not _secret_like(v):
         return False  # `if token == "def":` compares with a literal of the program
     key = _group(m, "key")
     ks = m.start("key") if key is not None else -1
+    if key is not None and _not_a_password_name(m, key, ks, sep, v):
+        return False
     if key is not None and key.strip("_.- \t'\"\n").lower() in _DENY_WORDS:
         # Judge the whole name (`NEXT_PAGE_TOKEN`), not only the matched word.
         full = (_name_before(_slice(m, ks - 80, ks)) + key).lower()
@@ -419,7 +435,7 @@ def _kv_ok(m: Match, weak: bool) -> bool:
         ss, se = m.span("sep") if sep is not None else (-1, -1)
         if ss > 0 and _IDENT.match(v) and _slice(m, ss - 1, ss) == " " and _slice(m, se, se + 1) == " ":
             return False  # `apiKey = model ? …`: spaced assignment of a variable, as in code
-        if sep == ":" and _WORD.match(v):
+        if sep == ":" and _SLUG.match(v):
             nxt = _slice(m, e, e + 2)
             if nxt[:1] == " " and nxt[1:].isalpha():
                 return False  # `secret: handled by the agent`: a sentence goes on after the word
@@ -433,6 +449,30 @@ def _kv_ok(m: Match, weak: bool) -> bool:
     if weak:
         return _secret_like(v)
     return True
+
+
+_TERNARY_BEFORE = re.compile(r"\?[ \t]*\\{0,4}\Z")
+_TALLY = re.compile(r"[0-9]+(?:/[0-9]+|%)?\Z")
+
+
+def _not_a_password_name(m: Match, key: str, ks: int, sep: str | None, v: str) -> bool:
+    """The bare word ``pass`` where it names no password: a test runner's verdict, a tally or a
+    branch.
+
+    Go, automake and TAP print ``--- PASS: TestName (0.00s)`` / ``PASS: name``: an upper-case
+    PASS standing alone (not ``DB_PASS``) before a colon. ``pass: 3, fail: 0`` counts tests.
+    ``ok ? 'pass' : 'fail'`` is a conditional expression, the quoted word one of its branches.
+    """
+    word = key.strip("_.- \t'\"\\\n")
+    if word.lower() != "pass":
+        return False
+    at = key.find(word)
+    quoted = at > 0 and key[at - 1] in "'\""
+    before = _slice(m, ks - 40, ks + at)
+    alone = not before or not (before[-1].isalnum() or before[-1] == "_")
+    if alone and sep == ":" and (word == "PASS" or _TALLY.match(v)):
+        return True
+    return quoted and _TERNARY_BEFORE.search(before[:-1]) is not None
 
 
 def _check_kv(m: Match) -> bool:
@@ -455,8 +495,12 @@ def _check_flag(m: Match) -> bool:
     v = _slice(m, found[1], found[2])
     if _is_placeholder(v):
         return False
-    # "use the --token flag", "pass --password when asked": prose, not a command line.
-    return not (found[0] == "v4" and _WORD.match(v) and v.lower() in _PROSE)
+    # "use the --token flag", "pass --password when asked": prose, not a command line; and a
+    # help listing (`--insecure-http-auth   Allow plain-HTTP auth`): a sentence goes on.
+    if found[0] == "v4" and _WORD.match(v):
+        nxt = _slice(m, found[2], found[2] + 2)
+        return not (v.lower() in _PROSE or (nxt[:1] == " " and nxt[1:].isalpha()))
+    return True
 
 
 def _check_userpass(m: Match) -> bool:

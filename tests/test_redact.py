@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 import time
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from journal_index import redact as R
 from journal_index.formats import Entry, pi
 from journal_index.redact import Hit, redact, redact_with_hits
+from tests.shared_data import agent_journals
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures"
@@ -456,3 +458,99 @@ def test_a_secret_cut_across_two_parts_of_one_entry_is_redacted() -> None:
     assert key[:14] not in text and key[14:] not in text
     assert "[REDACTED:" in text and "here is the token" in text and "and more words" in text
     assert redact_parts(["plain words", "more plain words"]) == "plain words\nmore plain words"
+
+
+# --- precision on real transcripts -------------------------------------------------------------
+
+# Test-runner output, code and prose of real sessions that hold no secret (issue 19): each came
+# back with a password or token marker, erasing test names from the index.
+NOT_SECRETS = [
+    "--- PASS: TestFormatCheckpointOutput_Default (0.00s)",
+    "=== RUN   TestExplain\n    --- PASS: TestExplain_MutualExclusivity/manual-commit (0.55s)\nPASS\nok  \tentire/cli",
+    "PASS: tests/unit_test.sh",
+    "      verdict: pass ? 'pass' : 'fail',",
+    '    verdict: anyPassed ? "pass" : "fail",',
+    '{"pass": true}',
+    "pass: 3, fail: 0, skipped: 1",
+    "The request failed with an expired OpenAI token: pi-coding-agent asked for a new one.",
+    "I'll skip core changes and do a docs-only pass: I\u2019ll locate the triage guide first.",
+    '"code-grader:test-pass": "Tests pass but the refactored code has a subtle race condition",',
+    '\tPostHogAPIKey = "phc_development_key"',
+    "examples/red-team/suites/llm10-unbounded-consumption.eval.yaml:16:  target: llm",
+    "      --insecure-http-auth   Allow plain-HTTP auth (local testing only)",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_test_output_code_and_prose_are_no_secrets(text: str) -> None:
+    for wrapped, _ in _contexts(text).values():
+        assert redact(wrapped) == wrapped
+
+
+# The same words next to a value that is one: the exceptions above must not open a hole.
+STILL_SECRETS = [
+    ("DB_PASS: Xy7pq2Lm", "Xy7pq2Lm"),
+    ("ADMIN_PASS=4epBQS^087fZ", "4epBQS^087fZ"),
+    ("pass: hunter2", "hunter2"),
+    ("password: correct-horse-battery-staple", "correct-horse-battery-staple"),
+    ("token: pi-coding-agent", "pi-coding-agent"),  # a YAML line: the name opens it
+    ('{"user": "admin", "pass": "s3cr3t-Pa55"}', "s3cr3t-Pa55"),
+    ("curl -u admin:4sqJeiuE!51n3Q https://ci.example.com", "4sqJeiuE!51n3Q"),
+    ("tool deploy --token WczkGFiAl2ES7PqFYyuKhGeb --region eu", "WczkGFiAl2ES7PqFYyuKhGeb"),
+]
+
+
+@pytest.mark.parametrize("text,secret", STILL_SECRETS)
+def test_secrets_beside_the_exceptions_are_still_redacted(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+def _real_transcript_redactions() -> collections.Counter[str]:
+    """Markers in the texts the indexer makes of every shared real Claude Code and Codex
+    transcript (which hold no live secret: their source replaced them with `REDACTED`)."""
+    from journal_index.entry_text import compose
+    from journal_index.formats import claude, codex
+
+    fired: collections.Counter[str] = collections.Counter()
+    for fmt, folder in ((claude, "claude-code"), (codex, "codex")):
+        for path in agent_journals(folder):
+            offset = 0
+            for line in path.read_bytes().split(b"\n"):
+                entry = fmt.parse_line(line, offset)
+                offset += len(line) + 1
+                if isinstance(entry, Entry):
+                    texts = compose(entry, None)
+                    fired.update(re.findall(r"\[REDACTED:([a-z0-9_]+)\]", texts.full + "\n" + texts.light))
+    return fired
+
+
+def test_real_transcripts_are_barely_redacted() -> None:
+    """False positives on real sessions: before issue 19, 48 markers here (42 `password` for Go
+    test names); the goal is at most 10."""
+    fired = _real_transcript_redactions()
+    print(f"\nredactions on the shared real transcripts: {sum(fired.values())} {dict(fired)}")
+    assert sum(fired.values()) <= 10, fired
+
+
+def test_go_test_names_stay_searchable(tmp_path: Path) -> None:
+    """The real transcript with Go test output, indexed: the results that list passing tests are
+    found by a test's name, and read back with it."""
+    from journal_index.formats import claude
+    from tests.agent_homes import cli_json, index_real_home, place_claude
+
+    line = b"--- PASS: TestExplain_MutualExclusivity"
+    journal = next(p for p in agent_journals("claude-code") if line in p.read_bytes())
+    outputs, offset = set(), 0
+    for raw in journal.read_bytes().split(b"\n"):
+        entry = claude.parse_line(raw, offset)
+        offset += len(raw) + 1
+        if isinstance(entry, Entry) and line in raw:
+            outputs.add(entry.entry_id)
+    assert outputs
+    _home, env, _placed = index_real_home(tmp_path, place_claude, [journal])
+    found = cli_json(env, "search", "TestExplain_MutualExclusivity", "--scope", "global", "--limit", "50")
+    hits = {r["entryId"] for r in found["results"]} & outputs
+    assert hits, "no test output was found by the name of a test it ran"
+    read = cli_json(env, "read", sorted(hits)[0], "--scope", "global")
+    assert "PASS: TestExplain_MutualExclusivity" in json.dumps(read)
+    assert "[REDACTED:password]" not in json.dumps(read)
