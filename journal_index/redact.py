@@ -19,6 +19,7 @@ cannot say is checked in Python on the (rare) match: placeholders, code, prose, 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -836,7 +837,34 @@ class Engine:
         return stop, stop, [(rule.kind, spans)], False
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
-        """(start, end, kind) of every secret in ``text``, in characters, sorted, disjoint."""
+        """(start, end, kind) of every secret in ``text``, in characters, sorted, disjoint.
+
+        A text with invisible characters (zero-width, bidi controls, soft hyphens) is scanned
+        twice: as it is, where such a character may separate two words, and without them, so
+        ``AKIA\u200b…`` is a key. Spans of the second scan are mapped back to ``text`` and cover
+        the whole key, the invisible characters inside it included; overlapping spans of the
+        two scans are one secret.
+        """
+        if text.isascii() and "\\u" not in text:
+            return self._visible_spans(text)
+        visible, removed_at = _without_invisible(text)
+        if not removed_at:
+            return self._visible_spans(text)
+        found = self._visible_spans(text) + [
+            (_original(s, removed_at), _original(e - 1, removed_at) + 1, kind)
+            for s, e, kind in self._visible_spans(visible)
+        ]
+        found.sort()
+        merged: list[tuple[int, int, str]] = []
+        for s, e, kind in found:
+            if merged and s < merged[-1][1]:
+                ms, me, mkind = merged[-1]
+                merged[-1] = (ms, max(me, e), mkind)
+            else:
+                merged.append((s, e, kind))
+        return merged
+
+    def _visible_spans(self, text: str) -> list[tuple[int, int, str]]:
         n = len(text)
         if n <= PIECE_SIZE:  # most texts: one piece, no margins
             buf = text.encode("utf-8", "surrogatepass")
@@ -897,6 +925,41 @@ class Engine:
 
 
 _MARKER = re.compile(rb"\[REDACTED:[a-z0-9_]*\]")
+
+# Characters that show nothing, or only reorder what is shown: inside a token they hide it from
+# every pattern while a terminal or an editor shows it whole. Soft hyphen, combining grapheme
+# joiner, Arabic letter mark, Hangul fillers, Khmer and Mongolian invisibles, zero-width space,
+# (non-)joiners and marks, bidi embeddings, overrides and isolates, word joiner and invisible
+# operators, deprecated format controls, variation selectors, the byte-order mark. In JSON
+# text (tool arguments, a journal line) they may be escapes: `\u200b` hides a key as well.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+    r"|\\{1,4}u(?i:00ad|034f|061c|115f|1160|17b[45]|180[b-f]|200[b-f]|202[a-e]|206[0-46-9a-f]|3164|fe0[0-9a-f]|feff|ffa0)"
+)
+
+
+def _without_invisible(text: str) -> tuple[str, list[int]]:
+    """``text`` without its invisible characters, and for each one removed, the position in the
+    visible text where it stood (how many visible characters precede it), ascending."""
+    removed_at: list[int] = []
+    pieces: list[str] = []
+    last = 0
+    gone = 0  # characters removed so far
+    for m in _INVISIBLE.finditer(text):
+        pieces.append(text[last : m.start()])
+        removed_at += [m.start() - gone] * (m.end() - m.start())  # an escape is several characters
+        gone += m.end() - m.start()
+        last = m.end()
+    if not removed_at:
+        return text, removed_at
+    pieces.append(text[last:])
+    return "".join(pieces), removed_at
+
+
+def _original(i: int, removed_at: list[int]) -> int:
+    """Where visible character ``i`` sits in the original text."""
+    return i + bisect.bisect_right(removed_at, i)
 
 
 def _marker_in(buf: bytes, s: int, e: int) -> tuple[int, int] | None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from journal_index import redact as R
 from journal_index.formats import Entry, pi
 from journal_index.redact import Hit, redact, redact_with_hits
+from journal_index.store import open_store
 from tests.shared_data import agent_journals
 
 HERE = Path(__file__).resolve().parent
@@ -554,3 +555,81 @@ def test_go_test_names_stay_searchable(tmp_path: Path) -> None:
     read = cli_json(env, "read", sorted(hits)[0], "--scope", "global")
     assert "PASS: TestExplain_MutualExclusivity" in json.dumps(read)
     assert "[REDACTED:password]" not in json.dumps(read)
+
+
+# --- invisible characters inside a secret ------------------------------------------------------
+
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u202a", "\u202e", "\u2060", "\u2063",
+             "\u2066", "\u2069", "\ufeff", "\u00ad", "\u034f", "\ufe0f"]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=lambda c: f"U+{ord(c):04X}")
+def test_an_invisible_character_inside_a_secret_hides_nothing(char: str) -> None:
+    """Every corpus secret with an invisible character in its middle (and one in a key name) is
+    redacted whole: neither half survives, and the span covers the character."""
+    from journal_index.redact import secret_spans
+
+    for case in POSITIVES:
+        secret = case["secret"]
+        if "\n" in secret:
+            continue
+        mid = len(secret) // 2
+        evasive = secret[:mid] + char + secret[mid:]
+        text = case["text"].replace(secret, evasive)
+        out = redact(text)
+        assert secret[:mid] not in out and secret[mid:] not in out, (case["id"], out)
+        at = text.index(evasive)
+        assert any(s <= at and at + len(evasive) <= e for s, e, _ in secret_spans(text)), case["id"]
+    assert "[REDACTED:password]" in redact(f"pass{char}word=BRsk29!64fY5")
+
+
+def test_an_invisible_character_between_words_still_separates_them() -> None:
+    assert redact("see\u200bAKIATRXHZA6ERHSRXWZR") == "see\u200b[REDACTED:aws_access_key_id]"
+    assert redact("plain\u200btext\u202ewith\u00adinvisibles") == "plain\u200btext\u202ewith\u00adinvisibles"
+
+
+def test_an_evasive_key_is_no_term_and_is_printed_nowhere(tmp_path: Path) -> None:
+    """A pi journal whose messages hold an AWS key and a GitHub token with zero-width and bidi
+    characters inside: indexed, searched and read through the CLI."""
+    import subprocess
+    import sys
+
+    from tests.helpers import vocabulary
+
+    aws = ("AKIATRXHZA6E", "RHSRXWZQ")
+    ghp = ("ghp_Zq8Lw3Rt6Yp1Mx4N", "v7Kb2Hd5Gf9Js0Ac3Ee6")
+    folder = tmp_path / "sessions" / "--home-dev-app--"
+    folder.mkdir(parents=True)
+    base = {"parentId": None, "timestamp": "2026-10-20T10:00:00.000Z"}
+    lines = [
+        {"type": "session", "version": 3, "id": "sess-zw", "timestamp": "2026-10-20T09:59:00.000Z",
+         "cwd": "/home/dev/app"},
+        {"type": "message", "id": "u1", **base, "message": {"role": "user", "content": [
+            {"type": "text", "text": f"my key is {aws[0]}\u200b{aws[1]} please check lyrebird"}]}},
+        {"type": "message", "id": "u2", **base, "message": {"role": "user", "content": [
+            {"type": "text", "text": f"token {ghp[0]}\u202e\u2060{ghp[1]} for lyrebird"}]}},
+    ]
+    (folder / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    db = tmp_path / "index.db"
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "journal_index", "--db", str(db), "--sessions",
+                               str(tmp_path / "sessions"), *args], capture_output=True, timeout=60, cwd="/")
+        assert done.returncode == 0, done.stderr
+        return (done.stdout + done.stderr).decode("utf-8", "replace")
+
+    printed = [run("index"), run("search", "lyrebird", "--scope", "global"),
+               run("search", "lyrebird", "--scope", "global", "--json"), run("read", "u1"), run("read", "u2", "--json"),
+               run("redact", str(folder / "s.jsonl"))]
+    everything = "\n".join(printed)
+    assert everything.count("[REDACTED:aws_access_key_id]") >= 2 and "[REDACTED:github_token]" in everything
+    for piece in (*aws, *ghp):
+        assert piece not in everything
+    store = open_store(str(db))
+    try:
+        terms = vocabulary(store)
+    finally:
+        store.close()
+    assert "lyrebird" in terms
+    for piece in (*aws, *ghp):
+        assert not {t for t in terms if piece.lower()[:8] in t or t in piece.lower() and len(t) >= 6}, piece
