@@ -20,6 +20,7 @@ valid JSON.
 from __future__ import annotations
 
 import io
+import logging
 import re
 import sys
 from typing import IO, Any
@@ -155,6 +156,18 @@ def redacting(stream: IO[str]) -> IO[str]:
 
 
 def install() -> None:
-    """Route the process's stdout and stderr through redaction (once; later calls do nothing)."""
-    sys.stdout = redacting(sys.stdout)
-    sys.stderr = redacting(sys.stderr)
+    """Route the process's stdout and stderr through redaction (once; later calls do nothing).
+
+    Logging handlers made before (a library's, at import) hold the old streams: they are
+    pointed at the new ones. Handlers made later find the new ones in ``sys``.
+    """
+    out_before, err_before = sys.stdout, sys.stderr
+    sys.stdout = redacting(out_before)
+    sys.stderr = redacting(err_before)
+    moved = {id(out_before): sys.stdout, id(err_before): sys.stderr}
+    loggers = [logging.getLogger(), *(v for v in logging.Logger.manager.loggerDict.values()
+                                      if isinstance(v, logging.Logger))]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and id(handler.stream) in moved:
+                handler.setStream(moved[id(handler.stream)])

@@ -117,6 +117,8 @@ def test_watch_verbose_logs_no_token(planted: dict[str, str], tmp_path: Path) ->
 
 _LOUD = f"""
 import logging, sys, warnings
+early = logging.getLogger("early")
+early.addHandler(logging.StreamHandler())  # made before the sink: it holds the old stderr
 from journal_index import output
 output.install()
 token = {TOKEN!r}
@@ -128,6 +130,7 @@ sys.stdout.buffer.write(("bytes " + token + "\\n").encode())
 warnings.warn("a warning naming " + token)
 logging.basicConfig()
 logging.getLogger("lib").error("a library logs %s", token)
+early.error("an early handler logs %s", token)
 raise RuntimeError("a traceback quoting " + token)
 """
 
@@ -139,7 +142,7 @@ def test_prints_warnings_logs_and_tracebacks_are_redacted() -> None:
     assert done.returncode == 1
     out, err = done.stdout.decode(), done.stderr.decode()
     assert out.count("[REDACTED:github_token]") == 3, out
-    for what in ("to stderr", "a warning naming", "a library logs", "a traceback quoting"):
+    for what in ("to stderr", "a warning naming", "a library logs", "an early handler logs", "a traceback quoting"):
         assert f"{what} [REDACTED:github_token]" in err, err
     assert "Traceback" in err
     assert TOKEN not in out + err and TOKEN[:10] + "\n" not in out
