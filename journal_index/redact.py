@@ -429,14 +429,17 @@ def _kv_ok(m: Match, weak: bool) -> bool:
         # A bare value may be code rather than a literal: f(x), obj.attr, a variable named like
         # the key, a type annotation, or the next key of a run (`token: token:`).
         low = v.lower()
-        if _slice(m, e, e + 1) in ("(", "[") or _DOTTED.match(v) or low in _CODE_WORDS:
+        if _slice(m, e, e + 1) in ("(", "[") or _DOTTED.match(v.rstrip("!?")) or low in _CODE_WORDS:
             return False
         if _IDENT.match(v.rstrip(":=")) and _SECRET_WORD.search(low):
             return False
+        if (v[0] == "!" and _IDENT.match(v[1:])) or _COMPARISON.match(v) or (
+                _IDENT.match(v) and _OPERATOR_AFTER.match(_slice(m, e, e + 6))):
+            return False  # `ok: !hasErrors`, `pass: score>=0.5`, `pass: score >= min`: an expression
         ss, se = m.span("sep") if sep is not None else (-1, -1)
         if ss > 0 and _IDENT.match(v) and _slice(m, ss - 1, ss) == " " and _slice(m, se, se + 1) == " ":
             return False  # `apiKey = model ? …`: spaced assignment of a variable, as in code
-        if sep == ":" and _SLUG.match(v):
+        if sep == ":" and (_SLUG.match(v) or v.isdigit()):
             nxt = _slice(m, e, e + 2)
             if nxt[:1] == " " and nxt[1:].isalpha():
                 return False  # `secret: handled by the agent`: a sentence goes on after the word
@@ -452,6 +455,9 @@ def _kv_ok(m: Match, weak: bool) -> bool:
     return True
 
 
+# An expression rather than a literal: a comparison inside the value, or an operator after it.
+_COMPARISON = re.compile(r"[A-Za-z_][\w.]*(?:[<>]=?|[=!]==?)[\w.\"'-]")
+_OPERATOR_AFTER = re.compile(r"[ \t]+(?:[<>]=?|[=!]==?|&&|\|\||\?\??|[+*/%])[ \t]")
 _TERNARY_BEFORE = re.compile(r"\?[ \t]*\\{0,4}\Z")
 _TALLY = re.compile(r"[0-9]+(?:/[0-9]+|%)?\Z")
 
@@ -471,8 +477,8 @@ def _not_a_password_name(m: Match, key: str, ks: int, sep: str | None, v: str) -
     quoted = at > 0 and key[at - 1] in "'\""
     before = _slice(m, ks - 40, ks + at)
     alone = not before or not (before[-1].isalnum() or before[-1] == "_")
-    if alone and sep == ":" and (word == "PASS" or _TALLY.match(v)):
-        return True
+    if alone and sep == ":" and (word == "PASS" or _TALLY.match(v) or (word == "pass" and _IDENT.match(v))):
+        return True  # (`pass: isValid`, `pass: ok`: a verdict's field set from a variable)
     return quoted and _TERNARY_BEFORE.search(before[:-1]) is not None
 
 

@@ -479,6 +479,14 @@ NOT_SECRETS = [
     '\tPostHogAPIKey = "phc_development_key"',
     "examples/red-team/suites/llm10-unbounded-consumption.eval.yaml:16:  target: llm",
     "      --insecure-http-auth   Allow plain-HTTP auth (local testing only)",
+    # An eval tool's verdicts in TypeScript: fields set from expressions and variables.
+    "return {\n  pass: score >= threshold,\n  score,\n}",
+    "  pass: !hasErrors,",
+    "  pass: score>=0.5,",
+    '  pass: verdict === "pass",',
+    "  pass: isValid,",
+    "  apiKey: opts.apiKey!,",
+    "The token: 4096 max, then it is cut",
 ]
 
 
@@ -498,6 +506,10 @@ STILL_SECRETS = [
     ('{"user": "admin", "pass": "s3cr3t-Pa55"}', "s3cr3t-Pa55"),
     ("curl -u admin:4sqJeiuE!51n3Q https://ci.example.com", "4sqJeiuE!51n3Q"),
     ("tool deploy --token WczkGFiAl2ES7PqFYyuKhGeb --region eu", "WczkGFiAl2ES7PqFYyuKhGeb"),
+    ("password: hunter", "hunter"),
+    ("password: Xy7+abc", "Xy7+abc"),
+    ("password: 40971234", "40971234"),
+    ("password=abc==", "abc=="),
 ]
 
 
