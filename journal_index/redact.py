@@ -853,11 +853,11 @@ class Engine:
         """
         if text.isascii() and "\\u" not in text:
             return self._visible_spans(text)
-        visible, removed_at = _without_invisible(text)
-        if not removed_at:
+        visible, runs = _without_invisible(text)
+        if not runs[0]:
             return self._visible_spans(text)
         found = self._visible_spans(text) + [
-            (_original(s, removed_at), _original(e - 1, removed_at) + 1, kind)
+            (_original(s, runs), _original(e - 1, runs) + 1, kind)
             for s, e, kind in self._visible_spans(visible)
         ]
         found.sort()
@@ -938,34 +938,44 @@ _MARKER = re.compile(rb"\[REDACTED:[a-z0-9_]*\]")
 # (non-)joiners and marks, bidi embeddings, overrides and isolates, word joiner and invisible
 # operators, deprecated format controls, variation selectors, the byte-order mark. In JSON
 # text (tool arguments, a journal line) they may be escapes: `\u200b` hides a key as well.
-_INVISIBLE = re.compile(
+_INVISIBLE_CHARS = (
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
-    r"|\\{1,4}u(?i:00ad|034f|061c|115f|1160|17b[45]|180[b-f]|200[b-f]|202[a-e]|206[0-46-9a-f]|3164|fe0[0-9a-f]|feff|ffa0)"
 )
+_INVISIBLE_ESCAPE = (
+    r"\\{1,4}u(?i:00ad|034f|061c|115f|1160|17b[45]|180[b-f]|200[b-f]|202[a-e]|206[0-46-9a-f]|3164|fe0[0-9a-f]|feff|ffa0)"
+)
+_INVISIBLE_CHAR = re.compile(_INVISIBLE_CHARS)  # one class alone: a fast test for the usual "none"
+_INVISIBLE_RUN = re.compile(f"{_INVISIBLE_CHARS}+|(?:{_INVISIBLE_ESCAPE})+")
 
 
-def _without_invisible(text: str) -> tuple[str, list[int]]:
-    """``text`` without its invisible characters, and for each one removed, the position in the
-    visible text where it stood (how many visible characters precede it), ascending."""
-    removed_at: list[int] = []
+def _without_invisible(text: str) -> tuple[str, tuple[list[int], list[int]]]:
+    """``text`` without its invisible characters, and where they were: for each run of them,
+    the position in the visible text where it stood (how many visible characters precede it)
+    and how many characters all runs so far removed."""
+    at: list[int] = []
+    total: list[int] = []
+    if not _INVISIBLE_CHAR.search(text) and ("\\u" not in text or not re.search(_INVISIBLE_ESCAPE, text)):
+        return text, (at, total)
     pieces: list[str] = []
-    last = 0
-    gone = 0  # characters removed so far
-    for m in _INVISIBLE.finditer(text):
+    last = gone = 0
+    for m in _INVISIBLE_RUN.finditer(text):
         pieces.append(text[last : m.start()])
-        removed_at += [m.start() - gone] * (m.end() - m.start())  # an escape is several characters
+        at.append(m.start() - gone)
         gone += m.end() - m.start()
+        total.append(gone)
         last = m.end()
-    if not removed_at:
-        return text, removed_at
+    if not at:
+        return text, (at, total)
     pieces.append(text[last:])
-    return "".join(pieces), removed_at
+    return "".join(pieces), (at, total)
 
 
-def _original(i: int, removed_at: list[int]) -> int:
+def _original(i: int, runs: tuple[list[int], list[int]]) -> int:
     """Where visible character ``i`` sits in the original text."""
-    return i + bisect.bisect_right(removed_at, i)
+    at, total = runs
+    k = bisect.bisect_right(at, i)
+    return i + (total[k - 1] if k else 0)
 
 
 def _marker_in(buf: bytes, s: int, e: int) -> tuple[int, int] | None:

@@ -321,6 +321,10 @@ def _hostile() -> dict[str, str]:
         "nested data blocks": "data:\n" + " data:\n" * (SIZE // 28),
         "nested escaped data blocks": 'x: "data:\\n' + " data:\\n" * (SIZE // 32) + '"',
         "authorization": ("Authorization: " * (SIZE // 15 + 1))[:SIZE],
+        # Invisible characters are taken out before a second scan: one run, and escapes.
+        "zero-width": "\u200b" * SIZE,
+        "escaped zero-width": ("\\u200b" * (SIZE // 6 + 1))[:SIZE],
+        "zero-width between words": ("ab\u200bcd " * (SIZE // 6 + 1))[:SIZE],
     }
 
 
