@@ -847,9 +847,9 @@ class Engine:
 
         A text with invisible characters (zero-width, bidi controls, soft hyphens) is scanned
         twice: as it is, where such a character may separate two words, and without them, so
-        ``AKIA\u200b…`` is a key. Spans of the second scan are mapped back to ``text`` and cover
-        the whole key, the invisible characters inside it included; overlapping spans of the
-        two scans are one secret.
+        ``AKIA\\u200b…`` (a zero-width space inside) is a key. Spans of the second scan are
+        mapped back to ``text`` and cover the whole key, the invisible characters inside it
+        included; overlapping spans of the two scans are one secret.
         """
         if text.isascii() and "\\u" not in text:
             return self._visible_spans(text)
@@ -946,6 +946,7 @@ _INVISIBLE_ESCAPE = (
     r"\\{1,4}u(?i:00ad|034f|061c|115f|1160|17b[45]|180[b-f]|200[b-f]|202[a-e]|206[0-46-9a-f]|3164|fe0[0-9a-f]|feff|ffa0)"
 )
 _INVISIBLE_CHAR = re.compile(_INVISIBLE_CHARS)  # one class alone: a fast test for the usual "none"
+_INVISIBLE_ESCAPED = re.compile(_INVISIBLE_ESCAPE)
 _INVISIBLE_RUN = re.compile(f"{_INVISIBLE_CHARS}+|(?:{_INVISIBLE_ESCAPE})+")
 
 
@@ -955,7 +956,7 @@ def _without_invisible(text: str) -> tuple[str, tuple[list[int], list[int]]]:
     and how many characters all runs so far removed."""
     at: list[int] = []
     total: list[int] = []
-    if not _INVISIBLE_CHAR.search(text) and ("\\u" not in text or not re.search(_INVISIBLE_ESCAPE, text)):
+    if not _INVISIBLE_CHAR.search(text) and ("\\u" not in text or not _INVISIBLE_ESCAPED.search(text)):
         return text, (at, total)
     pieces: list[str] = []
     last = gone = 0
