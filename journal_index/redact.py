@@ -292,12 +292,20 @@ _DOTTED = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+\Z")  # obj.attr; tokens like 
 _WORD = re.compile(r"[A-Za-z]+\Z")
 # Words joined by hyphens or underscores, no digits: a name (`pi-coding-agent`), not a random value.
 _SLUG = re.compile(r"[A-Za-z]+(?:['’_-][A-Za-z]+)*\Z")
-# A quoted value of six words or more, no digits: a message or a description, not a passphrase.
-_SENTENCE = re.compile(r"[A-Za-z][A-Za-z'’,.;:!?-]*(?: [A-Za-z][A-Za-z'’,.;:!?-]*){5,}\Z")
+# A quoted value of six words or more: a message or a description (`401 Provided authentication
+# token is expired`), not a passphrase.
+_SENTENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’,.;:!?-]*(?: [A-Za-z0-9][A-Za-z0-9'’,.;:!?-]*){5,}\Z")
 # A name of this shape that says what it stands for (`phc_development_key`, `dummy-token`).
 _DESCRIPTIVE_PARTS: Final = frozenset(
     "key keys token secret password passwd pass pwd apikey credential credentials".split()
 )
+_X_TAIL = re.compile(r"[_-]x{3,}\Z|x{4,}\Z")
+_CSS_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})\Z")
+# A value of a few short lower-case words: a name or a mode (`local-proxy`, `ollama`, `write`),
+# never an API key or a token, though it may be a password.
+_LOWER_WORDS = re.compile(r"[a-z]{1,12}(?:[-_][a-z]{1,12}){0,3}\Z")
+# A file path with an extension (`/frontend/src/pages/auth/AuthProvider.tsx`): no base64 has a dot.
+_FILE_PATH = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w-]+\.[A-Za-z]{1,5}\Z")
 _LINE_LEAD = re.compile(r"""[\s\-*#>+|0-9."'\\]*(?:export\s+|set\s+|setx\s+|env\s+)?\Z""")
 
 
@@ -318,6 +326,10 @@ def _is_placeholder(v: str) -> bool:
         return True
     if _SLUG.match(v) and ("_" in v or "-" in v) and _DESCRIPTIVE_PARTS.intersection(re.split(r"['’_-]", low)):
         return True  # `phc_development_key`, `your-api-token`: a description of a secret
+    if _X_TAIL.search(low) or _CSS_COLOR.match(v):
+        return True  # `ghp_xxx`, `github_pat_xxxx`; `--pass: #34d399` is a colour
+    if "op://" in low or (first == "!" and " " in v):
+        return True  # a 1Password reference, `!op read …`: a command that fetches the secret
     return len(set(v)) <= 2 and len(v) >= 3  # xxxx, ****, ...., 0000
 
 
@@ -407,7 +419,7 @@ def _kv_ok(m: Match, weak: bool) -> bool:
     if name == "pem":
         return True
     v = _slice(m, s, e)
-    if _is_placeholder(v) or _ENV_NAME.match(v):
+    if _is_placeholder(v) or _ENV_NAME.match(v) or _FILE_PATH.match(v):
         return False  # ... or `apiKey: "OPENAI_API_KEY"`, which names an environment variable
     if name != "v4" and v[0].isspace():
         return False  # `grep 'password=' dir`: the quote closes the name, it opens no value
@@ -420,10 +432,14 @@ def _kv_ok(m: Match, weak: bool) -> bool:
     ks = m.start("key") if key is not None else -1
     if key is not None and _not_a_password_name(m, key, ks, sep, v):
         return False
-    if key is not None and key.strip("_.- \t'\"\n").lower() in _DENY_WORDS:
+    if key is not None and _LOWER_WORDS.match(v) and not re.search(r"(?i:pass|pwd)", key):
+        return False  # `API_KEY=local-proxy`, `id-token: write`
+    if key is not None and _slice(m, ks - 82, ks).endswith("${" + _name_before(_slice(m, ks - 80, ks))):
+        return False  # `${APP_PASSWORD:?Set it}`, `${TOKEN:-none}`: a shell expansion, its message or default
+    if key is not None and key.strip("_.-$ \t'\"\n").lower() in _DENY_WORDS:
         # Judge the whole name (`NEXT_PAGE_TOKEN`), not only the matched word.
         full = (_name_before(_slice(m, ks - 80, ks)) + key).lower()
-        if full.strip().lstrip("_.-") in _NAME_DENY:
+        if full.strip().lstrip("_.-$") in _NAME_DENY:
             return False
     if name == "v4":
         # A bare value may be code rather than a literal: f(x), obj.attr, a variable named like
@@ -431,11 +447,11 @@ def _kv_ok(m: Match, weak: bool) -> bool:
         low = v.lower()
         if _slice(m, e, e + 1) in ("(", "[") or _DOTTED.match(v.rstrip("!?")) or low in _CODE_WORDS:
             return False
-        if _IDENT.match(v.rstrip(":=")) and _SECRET_WORD.search(low):
+        if _IDENT.match(v.rstrip(":=!?")) and _SECRET_WORD.search(low):
             return False
-        if (v[0] == "!" and _IDENT.match(v[1:])) or _COMPARISON.match(v) or (
+        if (v[0] in "!." and _IDENT.match(v[1:])) or _COMPARISON.match(v) or (
                 _IDENT.match(v) and _OPERATOR_AFTER.match(_slice(m, e, e + 6))):
-            return False  # `ok: !hasErrors`, `pass: score>=0.5`, `pass: score >= min`: an expression
+            return False  # `ok: !hasErrors`, `pass: .pass` (jq), `pass: score >= min`: an expression
         ss, se = m.span("sep") if sep is not None else (-1, -1)
         if ss > 0 and _IDENT.match(v) and _slice(m, ss - 1, ss) == " " and _slice(m, se, se + 1) == " ":
             return False  # `apiKey = model ? …`: spaced assignment of a variable, as in code
@@ -459,6 +475,7 @@ def _kv_ok(m: Match, weak: bool) -> bool:
 _COMPARISON = re.compile(r"[A-Za-z_][\w.]*(?:[<>]=?|[=!]==?)[\w.\"'-]")
 _OPERATOR_AFTER = re.compile(r"[ \t]+(?:[<>]=?|[=!]==?|&&|\|\||\?\??|[+*/%])[ \t]")
 _TERNARY_BEFORE = re.compile(r"\?[ \t]*\\{0,4}\Z")
+_VERB_BEFORE = re.compile(r"[A-Za-z]{2,} \Z")
 _TALLY = re.compile(r"[0-9]+(?:/[0-9]+|%)?\Z")
 
 
@@ -477,6 +494,8 @@ def _not_a_password_name(m: Match, key: str, ks: int, sep: str | None, v: str) -
     quoted = at > 0 and key[at - 1] in "'\""
     before = _slice(m, ks - 40, ks + at)
     alone = not before or not (before[-1].isalnum() or before[-1] == "_")
+    if not quoted and _VERB_BEFORE.search(before):
+        return True  # `tests pass: …`, `Examples that would pass: …`: the verb, in prose
     if alone and sep == ":" and (word == "PASS" or _TALLY.match(v) or (word == "pass" and _IDENT.match(v))):
         return True  # (`pass: isValid`, `pass: ok`: a verdict's field set from a variable)
     return quoted and _TERNARY_BEFORE.search(before[:-1]) is not None
@@ -504,9 +523,10 @@ def _check_flag(m: Match) -> bool:
         return False
     # "use the --token flag", "pass --password when asked": prose, not a command line; and a
     # help listing (`--insecure-http-auth   Allow plain-HTTP auth`): a sentence goes on.
-    if found[0] == "v4" and _WORD.match(v):
+    word = v.rstrip(".,;:!?")  # `Used for CLI --api-key flag.`
+    if found[0] == "v4" and _WORD.match(word):
         nxt = _slice(m, found[2], found[2] + 2)
-        return not (v.lower() in _PROSE or (nxt[:1] == " " and nxt[1:].isalpha()))
+        return not (word.lower() in _PROSE or word != v or (nxt[:1] == " " and nxt[1:].isalpha()))
     return True
 
 
@@ -525,7 +545,10 @@ def _check_query(m: Match) -> bool:
 
 
 def _check_authz(m: Match) -> bool:
-    return not _is_placeholder(_group(m, "v4") or "x")
+    v = _group(m, "v4") or "x"
+    if _group(m, "scheme") is None and _DOTTED.match(v):
+        return False  # `Authorization: headers.Authorization ?? null`: code
+    return not _is_placeholder(v)
 
 
 def _check_bearer(m: Match) -> bool:

@@ -491,6 +491,24 @@ NOT_SECRETS = [
     "  pass: isValid,",
     "  apiKey: opts.apiKey!,",
     "The token: 4096 max, then it is cut",
+    # Codex sessions on the same eval tool: modes, local placeholders, CSS, shell, jq, configs.
+    "LOCAL_OPENAI_PROXY_API_KEY=local-proxy LOCAL_OPENAI_PROXY_MODEL=gpt-5",
+    '"apiKey": "ollama",',
+    "permissions:\n  contents: read\n  id-token: write\n",
+    "#   GH_TOKEN: ghp_xxx",
+    'export GH_TOKEN="github_pat_xxxx"',
+    "  --pass: #34d399;\n  --warn: #facc15;",
+    'docker run -v "$PWD:/workspace" agentv',
+    ': "${APP_PASSWORD:?Set APP_PASSWORD environment variable}"',
+    "jq '.results[] | {id: .test_id, pass: .pass, score: .score}'",
+    "            Authorization: headers.Authorization ?? null,",
+    "     * Used for CLI --api-key flag.",
+    '        "x-secret": "!op read \'op://vault/item/secret\'"',
+    "Quality rerun is still blocked by expired provider auth: `401 Provided authentication token is expired`.",
+    "                apiKey: apiKey!,",
+    "- Frontend auth: /frontend/src/pages/auth/AuthProvider.tsx, /frontend/src/pages/auth/api.ts",
+    "- Integration tests pass: `TestGetBranchCheckpoints_OnFeatureBranch`",
+    "\t// Examples that would pass: `x := 5`, `return err`",
 ]
 
 
@@ -506,7 +524,9 @@ STILL_SECRETS = [
     ("ADMIN_PASS=4epBQS^087fZ", "4epBQS^087fZ"),
     ("pass: hunter2", "hunter2"),
     ("password: correct-horse-battery-staple", "correct-horse-battery-staple"),
-    ("token: pi-coding-agent", "pi-coding-agent"),  # a YAML line: the name opens it
+    ("password: pi-coding-agent", "pi-coding-agent"),  # a YAML line: the name opens it
+    ("token: write-Ab3x", "write-Ab3x"),  # mixed case and digits: no mode's name
+    ("api_key: e3b0c44298fc1c149afbf4c8996fb924", "e3b0c44298fc1c149afbf4c8996fb924"),
     ('{"user": "admin", "pass": "s3cr3t-Pa55"}', "s3cr3t-Pa55"),
     ("curl -u admin:4sqJeiuE!51n3Q https://ci.example.com", "4sqJeiuE!51n3Q"),
     ("tool deploy --token WczkGFiAl2ES7PqFYyuKhGeb --region eu", "WczkGFiAl2ES7PqFYyuKhGeb"),
