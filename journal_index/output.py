@@ -23,6 +23,7 @@ import io
 import logging
 import re
 import sys
+import threading
 from typing import IO, Any
 
 from journal_index.redact import secret_spans
@@ -55,6 +56,7 @@ class RedactingBinary(io.BufferedIOBase):
         super().__init__()
         self.raw = raw
         self._pending = b""
+        self._lock = threading.RLock()
 
     def writable(self) -> bool:
         return True
@@ -62,11 +64,12 @@ class RedactingBinary(io.BufferedIOBase):
     def write(self, data: Any) -> int:
         data = bytes(data)
         cut = data.rfind(b"\n")
-        if cut < 0:
-            self._pending += data
-        else:
-            self._emit(self._pending + data[: cut + 1])
-            self._pending = data[cut + 1 :]
+        with self._lock:
+            if cut < 0:
+                self._pending += data
+            else:
+                line, self._pending = self._pending + data[: cut + 1], data[cut + 1 :]
+                self._emit(line)
         return len(data)
 
     def _emit(self, data: bytes) -> None:
@@ -75,12 +78,13 @@ class RedactingBinary(io.BufferedIOBase):
             self.raw.write(scrub(text).encode("utf-8", "surrogateescape"))
 
     def flush(self) -> None:
-        pending, self._pending = self._pending, b""
-        try:
-            self._emit(pending)
-            self.raw.flush()
-        except (OSError, ValueError):
-            pass  # as RedactingStream.flush
+        with self._lock:
+            pending, self._pending = self._pending, b""
+            try:
+                self._emit(pending)
+                self.raw.flush()
+            except (OSError, ValueError):
+                pass  # as RedactingStream.flush
 
     def fileno(self) -> int:
         return self.raw.fileno()
@@ -96,6 +100,7 @@ class RedactingStream(io.TextIOBase):
         super().__init__()
         self.wrapped = wrapped
         self._pending = ""
+        self._lock = threading.RLock()  # watch logs from several threads
         raw = getattr(wrapped, "buffer", None)
         self._buffer = RedactingBinary(raw) if raw is not None else None
 
@@ -122,11 +127,12 @@ class RedactingStream(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         cut = text.rfind("\n")
-        if cut < 0:
-            self._pending += text
-        else:
-            self._emit(self._pending + text[: cut + 1])
-            self._pending = text[cut + 1 :]
+        with self._lock:
+            if cut < 0:
+                self._pending += text
+            else:
+                line, self._pending = self._pending + text[: cut + 1], text[cut + 1 :]
+                self._emit(line)
         return len(text)
 
     def _emit(self, text: str) -> None:
@@ -134,12 +140,13 @@ class RedactingStream(io.TextIOBase):
             self.wrapped.write(scrub(text))
 
     def flush(self) -> None:
-        pending, self._pending = self._pending, ""
-        try:
-            self._emit(pending)
-            self.wrapped.flush()
-        except (OSError, ValueError):
-            pass  # a closed stderr (a detached service) must never stop the program
+        with self._lock:
+            pending, self._pending = self._pending, ""
+            try:
+                self._emit(pending)
+                self.wrapped.flush()
+            except (OSError, ValueError):
+                pass  # a closed stderr (a detached service) must never stop the program
 
     def fileno(self) -> int:
         return self.wrapped.fileno()
