@@ -13,8 +13,9 @@ cut in two before the scan. ``click.echo`` writes a message in one call and flus
 message is scanned whole, multi-line secrets included.
 
 A secret found here (one the sources missed) becomes its ``[REDACTED:kind]`` marker followed by
-the quotes and backslash escapes it spanned: JSON on stdout (``--json``, ``tool``, MCP) stays
-valid JSON.
+the quotes and backslash escapes it spanned: JSON on stdout (``--json``, ``tool``) stays valid
+JSON. (The one stream not passing here is the MCP wire: the SDK writes it to its own duplicate
+of the stdout descriptor. What it carries are the tool's answers, redacted as they are made.)
 """
 
 from __future__ import annotations
