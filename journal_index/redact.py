@@ -423,16 +423,19 @@ def _kv_ok(m: Match, weak: bool) -> bool:
         return False  # ... or `apiKey: "OPENAI_API_KEY"`, which names an environment variable
     if name != "v4" and v[0].isspace():
         return False  # `grep 'password=' dir`: the quote closes the name, it opens no value
-    if name != "v4" and _SENTENCE.match(v):
-        return False  # `"test-pass": "Tests pass but the code has a race"`
+    key = _group(m, "key")
+    password_name = key is not None and re.search(r"(?i:pass|pwd)", key) is not None
+    if name != "v4" and _SENTENCE.match(v) and (not password_name or v.count(" ") >= 7):
+        # `"test-pass": "Tests pass but the code has a race"`; a passphrase of six or seven
+        # words (diceware) is one.
+        return False
     sep = _group(m, "sep")
     if sep == "==" and not _secret_like(v):
         return False  # `if token == "def":` compares with a literal of the program
-    key = _group(m, "key")
     ks = m.start("key") if key is not None else -1
-    if key is not None and _not_a_password_name(m, key, ks, sep, v):
+    if key is not None and _not_a_password_name(m, key, ks, sep, v, name):
         return False
-    if key is not None and _LOWER_WORDS.match(v) and not re.search(r"(?i:pass|pwd)", key):
+    if key is not None and _LOWER_WORDS.match(v) and not password_name:
         return False  # `API_KEY=local-proxy`, `id-token: write`
     if key is not None and _slice(m, ks - 82, ks).endswith("${" + _name_before(_slice(m, ks - 80, ks))):
         return False  # `${APP_PASSWORD:?Set it}`, `${TOKEN:-none}`: a shell expansion, its message or default
@@ -455,7 +458,7 @@ def _kv_ok(m: Match, weak: bool) -> bool:
         ss, se = m.span("sep") if sep is not None else (-1, -1)
         if ss > 0 and _IDENT.match(v) and _slice(m, ss - 1, ss) == " " and _slice(m, se, se + 1) == " ":
             return False  # `apiKey = model ? …`: spaced assignment of a variable, as in code
-        if sep == ":" and (_SLUG.match(v) or v.isdigit()):
+        if sep == ":" and (_SLUG.match(v) or (v.isdigit() and not password_name)):
             nxt = _slice(m, e, e + 2)
             if nxt[:1] == " " and nxt[1:].isalpha():
                 return False  # `secret: handled by the agent`: a sentence goes on after the word
@@ -479,7 +482,7 @@ _VERB_BEFORE = re.compile(r"[A-Za-z]{2,} \Z")
 _TALLY = re.compile(r"[0-9]+(?:/[0-9]+|%)?\Z")
 
 
-def _not_a_password_name(m: Match, key: str, ks: int, sep: str | None, v: str) -> bool:
+def _not_a_password_name(m: Match, key: str, ks: int, sep: str | None, v: str, spelling: str) -> bool:
     """The bare word ``pass`` where it names no password: a test runner's verdict, a tally or a
     branch.
 
@@ -494,8 +497,10 @@ def _not_a_password_name(m: Match, key: str, ks: int, sep: str | None, v: str) -
     quoted = at > 0 and key[at - 1] in "'\""
     before = _slice(m, ks - 40, ks + at)
     alone = not before or not (before[-1].isalnum() or before[-1] == "_")
-    if not quoted and _VERB_BEFORE.search(before):
-        return True  # `tests pass: …`, `Examples that would pass: …`: the verb, in prose
+    if not quoted and _VERB_BEFORE.search(before) and (spelling == "v3" or not any(c.isdigit() for c in v)):
+        # `tests pass: TestName`, ``would pass: `x := 5` ``: the verb, in prose (`ftp pass: s3cr3t`
+        # still names one)
+        return True
     if alone and sep == ":" and (word == "PASS" or _TALLY.match(v) or (word == "pass" and _IDENT.match(v))):
         return True  # (`pass: isValid`, `pass: ok`: a verdict's field set from a variable)
     return quoted and _TERNARY_BEFORE.search(before[:-1]) is not None

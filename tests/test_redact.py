@@ -534,6 +534,9 @@ STILL_SECRETS = [
     ("password: Xy7+abc", "Xy7+abc"),
     ("password: 40971234", "40971234"),
     ("password=abc==", "abc=="),
+    ('passphrase = "correct horse battery staple orange piano"', "correct horse battery staple orange piano"),
+    ("The wifi password: 84736251 is on the fridge", "84736251"),
+    ("ftp user: bob, ftp pass: s3cr3tX", "s3cr3tX"),
 ]
 
 
