@@ -19,7 +19,7 @@ import apsw
 import click
 import orjson
 
-from journal_index import __version__, conversation, indexer, query, render
+from journal_index import __version__, conversation, indexer, output, query, render
 from journal_index.config import (
     CANDIDATES,
     QUERY_SECONDS,
@@ -677,6 +677,7 @@ def service_cmd(ctx: click.Context, kind: str | None) -> None:
 
 
 def main() -> None:
+    output.install()  # every line printed from here on is redacted, whoever prints it
     try:
         cli.main(prog_name="journal-index")
     except apsw.Error as exc:  # still failing after one recovery: say so in one line

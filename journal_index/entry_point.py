@@ -69,7 +69,12 @@ def serve_mcp(line: McpLine) -> int:
 
     def make_tool() -> MemoryTool:  # called in the server's worker thread, after the handshake
         from journal_index.config import db_path, session_roots
+        from journal_index.output import redacting
         from journal_index.tool import MemoryTool
+
+        # Warnings and tracebacks from here on are redacted as the CLI's are; stdout carries
+        # only JSON-RPC answers, already redacted by the tool.
+        sys.stderr = redacting(sys.stderr)
 
         return MemoryTool(db_path(line.db), session_roots(tuple(line.sessions)), cwd=line.options.get("--cwd"),
                           session_file=line.options.get("--session-file"),

@@ -24,6 +24,7 @@ import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from journal_index import output
 from journal_index.extract import Extractor
 from journal_index.formats import FORMATS, Root, open_journal
 from journal_index.indexer import (
@@ -58,6 +59,7 @@ def worker_main(tasks: Connection) -> None:
     block's rows and redacted texts go back in file order, then a final word."""
     results = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)  # a stray print goes to stderr, never into the results
+    output.install()  # and is redacted, as a traceback would be
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)  # the writer first: its transactions stay short on a busy machine
     outbox: queue.Queue[bytes | None] = queue.Queue(maxsize=RESULTS_AHEAD)

@@ -19,6 +19,7 @@ cannot say is checked in Python on the (rare) match: placeholders, code, prose, 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ _SEP = (
 # Short key words must start a name segment (`DB_PASS`, not `bypass`); RE2 has no look-behind,
 # so the guard consumes the character before.
 _SEG = r"(?:(?m:^)|[^A-Za-z]|\\[nrt])"
+# A command-line flag starts a word: `curl -u`, not `llm10-unbounded` (a file name with "-u" in it).
+_FLAG_START = r"(?:(?m:^)|[ \t'\"=(]|\\[nrt])"
 
 
 def _kv(kind: str, key: str, check: str = "kv") -> Rule:
@@ -155,7 +158,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     _tok(
         "basic_auth_credentials",
-        _SEG + r"(?:-u|--user|--proxy-user)[ \t=]*[\"']?[^ \t\r\n\f\v:\"'$\[]+:"
+        _FLAG_START + r"(?:-u|--user|--proxy-user)[ \t=]*[\"']?[^ \t\r\n\f\v:\"'$\[]+:"
         r"(?P<v>[^ \t\r\n\f\v\"']+)",
         "userpass",
     ),
@@ -287,6 +290,22 @@ _ALNUM = re.compile(r"[^\W_]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_.]*\Z")
 _DOTTED = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+\Z")  # obj.attr; tokens like s.Ab3x carry digits
 _WORD = re.compile(r"[A-Za-z]+\Z")
+# Words joined by hyphens or underscores, no digits: a name (`pi-coding-agent`), not a random value.
+_SLUG = re.compile(r"[A-Za-z]+(?:['’_-][A-Za-z]+)*\Z")
+# A quoted value of six words or more: a message or a description (`401 Provided authentication
+# token is expired`), not a passphrase.
+_SENTENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’,.;:!?-]*(?: [A-Za-z0-9][A-Za-z0-9'’,.;:!?-]*){5,}\Z")
+# A name of this shape that says what it stands for (`phc_development_key`, `dummy-token`).
+_DESCRIPTIVE_PARTS: Final = frozenset(
+    "key keys token secret password passwd pass pwd apikey credential credentials".split()
+)
+_X_TAIL = re.compile(r"[_-]x{3,}\Z|x{4,}\Z")
+_CSS_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})\Z")
+# A value of a few short lower-case words: a name or a mode (`local-proxy`, `ollama`, `write`),
+# never an API key or a token, though it may be a password.
+_LOWER_WORDS = re.compile(r"[a-z]{1,12}(?:[-_][a-z]{1,12}){0,3}\Z")
+# A file path with an extension (`/frontend/src/pages/auth/AuthProvider.tsx`): no base64 has a dot.
+_FILE_PATH = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w-]+\.[A-Za-z]{1,5}\Z")
 _LINE_LEAD = re.compile(r"""[\s\-*#>+|0-9."'\\]*(?:export\s+|set\s+|setx\s+|env\s+)?\Z""")
 
 
@@ -305,6 +324,12 @@ def _is_placeholder(v: str) -> bool:
         return True
     if "xxxxxx" in low or "******" in v or "••••" in v:
         return True
+    if _SLUG.match(v) and ("_" in v or "-" in v) and _DESCRIPTIVE_PARTS.intersection(re.split(r"['’_-]", low)):
+        return True  # `phc_development_key`, `your-api-token`: a description of a secret
+    if _X_TAIL.search(low) or _CSS_COLOR.match(v):
+        return True  # `ghp_xxx`, `github_pat_xxxx`; `--pass: #34d399` is a colour
+    if "op://" in low or (first == "!" and " " in v):
+        return True  # a 1Password reference, `!op read …`: a command that fetches the secret
     return len(set(v)) <= 2 and len(v) >= 3  # xxxx, ****, ...., 0000
 
 
@@ -394,32 +419,46 @@ def _kv_ok(m: Match, weak: bool) -> bool:
     if name == "pem":
         return True
     v = _slice(m, s, e)
-    if _is_placeholder(v) or _ENV_NAME.match(v):
+    if _is_placeholder(v) or _ENV_NAME.match(v) or _FILE_PATH.match(v):
         return False  # ... or `apiKey: "OPENAI_API_KEY"`, which names an environment variable
     if name != "v4" and v[0].isspace():
         return False  # `grep 'password=' dir`: the quote closes the name, it opens no value
+    key = _group(m, "key")
+    password_name = key is not None and re.search(r"(?i:pass|pwd)", key) is not None
+    if name != "v4" and _SENTENCE.match(v) and (not password_name or v.count(" ") >= 7):
+        # `"test-pass": "Tests pass but the code has a race"`; a passphrase of six or seven
+        # words (diceware) is one.
+        return False
     sep = _group(m, "sep")
     if sep == "==" and not _secret_like(v):
         return False  # `if token == "def":` compares with a literal of the program
-    key = _group(m, "key")
     ks = m.start("key") if key is not None else -1
-    if key is not None and key.strip("_.- \t'\"\n").lower() in _DENY_WORDS:
+    if key is not None and _not_a_password_name(m, key, ks, sep, v, name):
+        return False
+    if key is not None and _LOWER_WORDS.match(v) and not password_name:
+        return False  # `API_KEY=local-proxy`, `id-token: write`
+    if key is not None and _slice(m, ks - 82, ks).endswith("${" + _name_before(_slice(m, ks - 80, ks))):
+        return False  # `${APP_PASSWORD:?Set it}`, `${TOKEN:-none}`: a shell expansion, its message or default
+    if key is not None and key.strip("_.-$ \t'\"\n").lower() in _DENY_WORDS:
         # Judge the whole name (`NEXT_PAGE_TOKEN`), not only the matched word.
         full = (_name_before(_slice(m, ks - 80, ks)) + key).lower()
-        if full.strip().lstrip("_.-") in _NAME_DENY:
+        if full.strip().lstrip("_.-$") in _NAME_DENY:
             return False
     if name == "v4":
         # A bare value may be code rather than a literal: f(x), obj.attr, a variable named like
         # the key, a type annotation, or the next key of a run (`token: token:`).
         low = v.lower()
-        if _slice(m, e, e + 1) in ("(", "[") or _DOTTED.match(v) or low in _CODE_WORDS:
+        if _slice(m, e, e + 1) in ("(", "[") or _DOTTED.match(v.rstrip("!?")) or low in _CODE_WORDS:
             return False
-        if _IDENT.match(v.rstrip(":=")) and _SECRET_WORD.search(low):
+        if _IDENT.match(v.rstrip(":=!?")) and _SECRET_WORD.search(low):
             return False
+        if (v[0] in "!." and _IDENT.match(v[1:])) or _COMPARISON.match(v) or (
+                _IDENT.match(v) and _OPERATOR_AFTER.match(_slice(m, e, e + 6))):
+            return False  # `ok: !hasErrors`, `pass: .pass` (jq), `pass: score >= min`: an expression
         ss, se = m.span("sep") if sep is not None else (-1, -1)
         if ss > 0 and _IDENT.match(v) and _slice(m, ss - 1, ss) == " " and _slice(m, se, se + 1) == " ":
             return False  # `apiKey = model ? …`: spaced assignment of a variable, as in code
-        if sep == ":" and _WORD.match(v):
+        if sep == ":" and (_SLUG.match(v) or (v.isdigit() and not password_name)):
             nxt = _slice(m, e, e + 2)
             if nxt[:1] == " " and nxt[1:].isalpha():
                 return False  # `secret: handled by the agent`: a sentence goes on after the word
@@ -433,6 +472,38 @@ def _kv_ok(m: Match, weak: bool) -> bool:
     if weak:
         return _secret_like(v)
     return True
+
+
+# An expression rather than a literal: a comparison inside the value, or an operator after it.
+_COMPARISON = re.compile(r"[A-Za-z_][\w.]*(?:[<>]=?|[=!]==?)[\w.\"'-]")
+_OPERATOR_AFTER = re.compile(r"[ \t]+(?:[<>]=?|[=!]==?|&&|\|\||\?\??|[+*/%])[ \t]")
+_TERNARY_BEFORE = re.compile(r"\?[ \t]*\\{0,4}\Z")
+_VERB_BEFORE = re.compile(r"[A-Za-z]{2,} \Z")
+_TALLY = re.compile(r"[0-9]+(?:/[0-9]+|%)?\Z")
+
+
+def _not_a_password_name(m: Match, key: str, ks: int, sep: str | None, v: str, spelling: str) -> bool:
+    """The bare word ``pass`` where it names no password: a test runner's verdict, a tally or a
+    branch.
+
+    Go, automake and TAP print ``--- PASS: TestName (0.00s)`` / ``PASS: name``: an upper-case
+    PASS standing alone (not ``DB_PASS``) before a colon. ``pass: 3, fail: 0`` counts tests.
+    ``ok ? 'pass' : 'fail'`` is a conditional expression, the quoted word one of its branches.
+    """
+    word = key.strip("_.- \t'\"\\\n")
+    if word.lower() != "pass":
+        return False
+    at = key.find(word)
+    quoted = at > 0 and key[at - 1] in "'\""
+    before = _slice(m, ks - 40, ks + at)
+    alone = not before or not (before[-1].isalnum() or before[-1] == "_")
+    if not quoted and _VERB_BEFORE.search(before) and (spelling == "v3" or not any(c.isdigit() for c in v)):
+        # `tests pass: TestName`, ``would pass: `x := 5` ``: the verb, in prose (`ftp pass: s3cr3t`
+        # still names one)
+        return True
+    if alone and sep == ":" and (word == "PASS" or _TALLY.match(v) or (word == "pass" and _IDENT.match(v))):
+        return True  # (`pass: isValid`, `pass: ok`: a verdict's field set from a variable)
+    return quoted and _TERNARY_BEFORE.search(before[:-1]) is not None
 
 
 def _check_kv(m: Match) -> bool:
@@ -455,8 +526,13 @@ def _check_flag(m: Match) -> bool:
     v = _slice(m, found[1], found[2])
     if _is_placeholder(v):
         return False
-    # "use the --token flag", "pass --password when asked": prose, not a command line.
-    return not (found[0] == "v4" and _WORD.match(v) and v.lower() in _PROSE)
+    # "use the --token flag", "pass --password when asked": prose, not a command line; and a
+    # help listing (`--insecure-http-auth   Allow plain-HTTP auth`): a sentence goes on.
+    word = v.rstrip(".,;:!?")  # `Used for CLI --api-key flag.`
+    if found[0] == "v4" and _WORD.match(word):
+        nxt = _slice(m, found[2], found[2] + 2)
+        return not (word.lower() in _PROSE or word != v or (nxt[:1] == " " and nxt[1:].isalpha()))
+    return True
 
 
 def _check_userpass(m: Match) -> bool:
@@ -474,7 +550,10 @@ def _check_query(m: Match) -> bool:
 
 
 def _check_authz(m: Match) -> bool:
-    return not _is_placeholder(_group(m, "v4") or "x")
+    v = _group(m, "v4") or "x"
+    if _group(m, "scheme") is None and _DOTTED.match(v):
+        return False  # `Authorization: headers.Authorization ?? null`: code
+    return not _is_placeholder(v)
 
 
 def _check_bearer(m: Match) -> bool:
@@ -792,7 +871,34 @@ class Engine:
         return stop, stop, [(rule.kind, spans)], False
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
-        """(start, end, kind) of every secret in ``text``, in characters, sorted, disjoint."""
+        """(start, end, kind) of every secret in ``text``, in characters, sorted, disjoint.
+
+        A text with invisible characters (zero-width, bidi controls, soft hyphens) is scanned
+        twice: as it is, where such a character may separate two words, and without them, so
+        ``AKIA\\u200b…`` (a zero-width space inside) is a key. Spans of the second scan are
+        mapped back to ``text`` and cover the whole key, the invisible characters inside it
+        included; overlapping spans of the two scans are one secret.
+        """
+        if text.isascii() and "\\u" not in text:
+            return self._visible_spans(text)
+        visible, runs = _without_invisible(text)
+        if not runs[0]:
+            return self._visible_spans(text)
+        found = self._visible_spans(text) + [
+            (_original(s, runs), _original(e - 1, runs) + 1, kind)
+            for s, e, kind in self._visible_spans(visible)
+        ]
+        found.sort()
+        merged: list[tuple[int, int, str]] = []
+        for s, e, kind in found:
+            if merged and s < merged[-1][1]:
+                ms, me, mkind = merged[-1]
+                merged[-1] = (ms, max(me, e), mkind)
+            else:
+                merged.append((s, e, kind))
+        return merged
+
+    def _visible_spans(self, text: str) -> list[tuple[int, int, str]]:
         n = len(text)
         if n <= PIECE_SIZE:  # most texts: one piece, no margins
             buf = text.encode("utf-8", "surrogatepass")
@@ -853,6 +959,52 @@ class Engine:
 
 
 _MARKER = re.compile(rb"\[REDACTED:[a-z0-9_]*\]")
+
+# Characters that show nothing, or only reorder what is shown: inside a token they hide it from
+# every pattern while a terminal or an editor shows it whole. Soft hyphen, combining grapheme
+# joiner, Arabic letter mark, Hangul fillers, Khmer and Mongolian invisibles, zero-width space,
+# (non-)joiners and marks, bidi embeddings, overrides and isolates, word joiner and invisible
+# operators, deprecated format controls, variation selectors, the byte-order mark. In JSON
+# text (tool arguments, a journal line) they may be escapes: `\u200b` hides a key as well.
+_INVISIBLE_CHARS = (
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+)
+_INVISIBLE_ESCAPE = (
+    r"\\{1,4}u(?i:00ad|034f|061c|115f|1160|17b[45]|180[b-f]|200[b-f]|202[a-e]|206[0-46-9a-f]|3164|fe0[0-9a-f]|feff|ffa0)"
+)
+_INVISIBLE_CHAR = re.compile(_INVISIBLE_CHARS)  # one class alone: a fast test for the usual "none"
+_INVISIBLE_ESCAPED = re.compile(_INVISIBLE_ESCAPE)
+_INVISIBLE_RUN = re.compile(f"{_INVISIBLE_CHARS}+|(?:{_INVISIBLE_ESCAPE})+")
+
+
+def _without_invisible(text: str) -> tuple[str, tuple[list[int], list[int]]]:
+    """``text`` without its invisible characters, and where they were: for each run of them,
+    the position in the visible text where it stood (how many visible characters precede it)
+    and how many characters all runs so far removed."""
+    at: list[int] = []
+    total: list[int] = []
+    if not _INVISIBLE_CHAR.search(text) and ("\\u" not in text or not _INVISIBLE_ESCAPED.search(text)):
+        return text, (at, total)
+    pieces: list[str] = []
+    last = gone = 0
+    for m in _INVISIBLE_RUN.finditer(text):
+        pieces.append(text[last : m.start()])
+        at.append(m.start() - gone)
+        gone += m.end() - m.start()
+        total.append(gone)
+        last = m.end()
+    if not at:
+        return text, (at, total)
+    pieces.append(text[last:])
+    return "".join(pieces), (at, total)
+
+
+def _original(i: int, runs: tuple[list[int], list[int]]) -> int:
+    """Where visible character ``i`` sits in the original text."""
+    at, total = runs
+    k = bisect.bisect_right(at, i)
+    return i + (total[k - 1] if k else 0)
 
 
 def _marker_in(buf: bytes, s: int, e: int) -> tuple[int, int] | None:

@@ -40,6 +40,7 @@ from watchdog.observers import Observer
 from journal_index import backfill, indexer
 from journal_index.counts import count
 from journal_index.formats import RootLike
+from journal_index.output import redacting
 from journal_index.store import BROKEN_INDEX, Store, recover
 
 # Opened / closed-without-writing are left out: our own reads would wake us up.
@@ -64,7 +65,7 @@ class Log:
 
     def __init__(self, verbosity: int = NORMAL, stream: TextIO | None = None) -> None:
         self.verbosity = verbosity
-        self.stream = stream or sys.stderr
+        self.stream = redacting(stream or sys.stderr)  # paths come from journals: redacted
 
     def _line(self, level: str, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 import time
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 from journal_index import redact as R
 from journal_index.formats import Entry, pi
 from journal_index.redact import Hit, redact, redact_with_hits
+from journal_index.store import open_store
+from tests.shared_data import agent_journals
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures"
@@ -318,6 +321,10 @@ def _hostile() -> dict[str, str]:
         "nested data blocks": "data:\n" + " data:\n" * (SIZE // 28),
         "nested escaped data blocks": 'x: "data:\\n' + " data:\\n" * (SIZE // 32) + '"',
         "authorization": ("Authorization: " * (SIZE // 15 + 1))[:SIZE],
+        # Invisible characters are taken out before a second scan: one run, and escapes.
+        "zero-width": "\u200b" * SIZE,
+        "escaped zero-width": ("\\u200b" * (SIZE // 6 + 1))[:SIZE],
+        "zero-width between words": ("ab\u200bcd " * (SIZE // 6 + 1))[:SIZE],
     }
 
 
@@ -456,3 +463,212 @@ def test_a_secret_cut_across_two_parts_of_one_entry_is_redacted() -> None:
     assert key[:14] not in text and key[14:] not in text
     assert "[REDACTED:" in text and "here is the token" in text and "and more words" in text
     assert redact_parts(["plain words", "more plain words"]) == "plain words\nmore plain words"
+
+
+# --- precision on real transcripts -------------------------------------------------------------
+
+# Test-runner output, code and prose of real sessions that hold no secret (issue 19): each came
+# back with a password or token marker, erasing test names from the index.
+NOT_SECRETS = [
+    "--- PASS: TestFormatCheckpointOutput_Default (0.00s)",
+    "=== RUN   TestExplain\n    --- PASS: TestExplain_MutualExclusivity/manual-commit (0.55s)\nPASS\nok  \tentire/cli",
+    "PASS: tests/unit_test.sh",
+    "      verdict: pass ? 'pass' : 'fail',",
+    '    verdict: anyPassed ? "pass" : "fail",',
+    '{"pass": true}',
+    "pass: 3, fail: 0, skipped: 1",
+    "The request failed with an expired OpenAI token: pi-coding-agent asked for a new one.",
+    "I'll skip core changes and do a docs-only pass: I\u2019ll locate the triage guide first.",
+    '"code-grader:test-pass": "Tests pass but the refactored code has a subtle race condition",',
+    '\tPostHogAPIKey = "phc_development_key"',
+    "examples/red-team/suites/llm10-unbounded-consumption.eval.yaml:16:  target: llm",
+    "      --insecure-http-auth   Allow plain-HTTP auth (local testing only)",
+    # An eval tool's verdicts in TypeScript: fields set from expressions and variables.
+    "return {\n  pass: score >= threshold,\n  score,\n}",
+    "  pass: !hasErrors,",
+    "  pass: score>=0.5,",
+    '  pass: verdict === "pass",',
+    "  pass: isValid,",
+    "  apiKey: opts.apiKey!,",
+    "The token: 4096 max, then it is cut",
+    # Codex sessions on the same eval tool: modes, local placeholders, CSS, shell, jq, configs.
+    "LOCAL_OPENAI_PROXY_API_KEY=local-proxy LOCAL_OPENAI_PROXY_MODEL=gpt-5",
+    '"apiKey": "ollama",',
+    "permissions:\n  contents: read\n  id-token: write\n",
+    "#   GH_TOKEN: ghp_xxx",
+    'export GH_TOKEN="github_pat_xxxx"',
+    "  --pass: #34d399;\n  --warn: #facc15;",
+    'docker run -v "$PWD:/workspace" agentv',
+    ': "${APP_PASSWORD:?Set APP_PASSWORD environment variable}"',
+    "jq '.results[] | {id: .test_id, pass: .pass, score: .score}'",
+    "            Authorization: headers.Authorization ?? null,",
+    "     * Used for CLI --api-key flag.",
+    '        "x-secret": "!op read \'op://vault/item/secret\'"',
+    "Quality rerun is still blocked by expired provider auth: `401 Provided authentication token is expired`.",
+    "                apiKey: apiKey!,",
+    "- Frontend auth: /frontend/src/pages/auth/AuthProvider.tsx, /frontend/src/pages/auth/api.ts",
+    "- Integration tests pass: `TestGetBranchCheckpoints_OnFeatureBranch`",
+    "\t// Examples that would pass: `x := 5`, `return err`",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_test_output_code_and_prose_are_no_secrets(text: str) -> None:
+    for wrapped, _ in _contexts(text).values():
+        assert redact(wrapped) == wrapped
+
+
+# The same words next to a value that is one: the exceptions above must not open a hole.
+STILL_SECRETS = [
+    ("DB_PASS: Xy7pq2Lm", "Xy7pq2Lm"),
+    ("ADMIN_PASS=4epBQS^087fZ", "4epBQS^087fZ"),
+    ("pass: hunter2", "hunter2"),
+    ("password: correct-horse-battery-staple", "correct-horse-battery-staple"),
+    ("password: pi-coding-agent", "pi-coding-agent"),  # a YAML line: the name opens it
+    ("token: write-Ab3x", "write-Ab3x"),  # mixed case and digits: no mode's name
+    ("api_key: e3b0c44298fc1c149afbf4c8996fb924", "e3b0c44298fc1c149afbf4c8996fb924"),
+    ('{"user": "admin", "pass": "s3cr3t-Pa55"}', "s3cr3t-Pa55"),
+    ("curl -u admin:4sqJeiuE!51n3Q https://ci.example.com", "4sqJeiuE!51n3Q"),
+    ("tool deploy --token WczkGFiAl2ES7PqFYyuKhGeb --region eu", "WczkGFiAl2ES7PqFYyuKhGeb"),
+    ("password: hunter", "hunter"),
+    ("password: Xy7+abc", "Xy7+abc"),
+    ("password: 40971234", "40971234"),
+    ("password=abc==", "abc=="),
+    ('passphrase = "correct horse battery staple orange piano"', "correct horse battery staple orange piano"),
+    ("The wifi password: 84736251 is on the fridge", "84736251"),
+    ("ftp user: bob, ftp pass: s3cr3tX", "s3cr3tX"),
+]
+
+
+@pytest.mark.parametrize("text,secret", STILL_SECRETS)
+def test_secrets_beside_the_exceptions_are_still_redacted(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+def _real_transcript_redactions() -> collections.Counter[str]:
+    """Markers in the texts the indexer makes of every shared real Claude Code and Codex
+    transcript (which hold no live secret: their source replaced them with `REDACTED`)."""
+    from journal_index.entry_text import compose
+    from journal_index.formats import claude, codex
+
+    fired: collections.Counter[str] = collections.Counter()
+    for fmt, folder in ((claude, "claude-code"), (codex, "codex")):
+        for path in agent_journals(folder):
+            offset = 0
+            for line in path.read_bytes().split(b"\n"):
+                entry = fmt.parse_line(line, offset)
+                offset += len(line) + 1
+                if isinstance(entry, Entry):
+                    texts = compose(entry, None)
+                    fired.update(re.findall(r"\[REDACTED:([a-z0-9_]+)\]", texts.full + "\n" + texts.light))
+    return fired
+
+
+def test_real_transcripts_are_barely_redacted() -> None:
+    """False positives on real sessions: before issue 19, 48 markers here (42 `password` for Go
+    test names); the goal is at most 10."""
+    fired = _real_transcript_redactions()
+    print(f"\nredactions on the shared real transcripts: {sum(fired.values())} {dict(fired)}")
+    assert sum(fired.values()) <= 10, fired
+
+
+def test_go_test_names_stay_searchable(tmp_path: Path) -> None:
+    """The real transcript with Go test output, indexed: the results that list passing tests are
+    found by a test's name, and read back with it."""
+    from journal_index.formats import claude
+    from tests.agent_homes import cli_json, index_real_home, place_claude
+
+    line = b"--- PASS: TestExplain_MutualExclusivity"
+    journal = next(p for p in agent_journals("claude-code") if line in p.read_bytes())
+    outputs, offset = set(), 0
+    for raw in journal.read_bytes().split(b"\n"):
+        entry = claude.parse_line(raw, offset)
+        offset += len(raw) + 1
+        if isinstance(entry, Entry) and line in raw:
+            outputs.add(entry.entry_id)
+    assert outputs
+    _home, env, _placed = index_real_home(tmp_path, place_claude, [journal])
+    found = cli_json(env, "search", "TestExplain_MutualExclusivity", "--scope", "global", "--limit", "50")
+    hits = {r["entryId"] for r in found["results"]} & outputs
+    assert hits, "no test output was found by the name of a test it ran"
+    read = cli_json(env, "read", sorted(hits)[0], "--scope", "global")
+    assert "PASS: TestExplain_MutualExclusivity" in json.dumps(read)
+    assert "[REDACTED:password]" not in json.dumps(read)
+
+
+# --- invisible characters inside a secret ------------------------------------------------------
+
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u202a", "\u202e", "\u2060", "\u2063",
+             "\u2066", "\u2069", "\ufeff", "\u00ad", "\u034f", "\ufe0f"]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=lambda c: f"U+{ord(c):04X}")
+def test_an_invisible_character_inside_a_secret_hides_nothing(char: str) -> None:
+    """Every corpus secret with an invisible character in its middle (and one in a key name) is
+    redacted whole: neither half survives, and the span covers the character."""
+    from journal_index.redact import secret_spans
+
+    for case in POSITIVES:
+        secret = case["secret"]
+        if "\n" in secret:
+            continue
+        mid = len(secret) // 2
+        evasive = secret[:mid] + char + secret[mid:]
+        text = case["text"].replace(secret, evasive)
+        out = redact(text)
+        assert secret[:mid] not in out and secret[mid:] not in out, (case["id"], out)
+        at = text.index(evasive)
+        assert any(s <= at and at + len(evasive) <= e for s, e, _ in secret_spans(text)), case["id"]
+    assert "[REDACTED:password]" in redact(f"pass{char}word=BRsk29!64fY5")
+
+
+def test_an_invisible_character_between_words_still_separates_them() -> None:
+    assert redact("see\u200bAKIATRXHZA6ERHSRXWZR") == "see\u200b[REDACTED:aws_access_key_id]"
+    assert redact("plain\u200btext\u202ewith\u00adinvisibles") == "plain\u200btext\u202ewith\u00adinvisibles"
+
+
+def test_an_evasive_key_is_no_term_and_is_printed_nowhere(tmp_path: Path) -> None:
+    """A pi journal whose messages hold an AWS key and a GitHub token with zero-width and bidi
+    characters inside: indexed, searched and read through the CLI."""
+    import subprocess
+    import sys
+
+    from tests.helpers import vocabulary
+
+    aws = ("AKIATRXHZA6E", "RHSRXWZQ")
+    ghp = ("ghp_Zq8Lw3Rt6Yp1Mx4N", "v7Kb2Hd5Gf9Js0Ac3Ee6")
+    folder = tmp_path / "sessions" / "--home-dev-app--"
+    folder.mkdir(parents=True)
+    base = {"parentId": None, "timestamp": "2026-10-20T10:00:00.000Z"}
+    lines = [
+        {"type": "session", "version": 3, "id": "sess-zw", "timestamp": "2026-10-20T09:59:00.000Z",
+         "cwd": "/home/dev/app"},
+        {"type": "message", "id": "u1", **base, "message": {"role": "user", "content": [
+            {"type": "text", "text": f"my key is {aws[0]}\u200b{aws[1]} please check lyrebird"}]}},
+        {"type": "message", "id": "u2", **base, "message": {"role": "user", "content": [
+            {"type": "text", "text": f"token {ghp[0]}\u202e\u2060{ghp[1]} for lyrebird"}]}},
+    ]
+    (folder / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    db = tmp_path / "index.db"
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "journal_index", "--db", str(db), "--sessions",
+                               str(tmp_path / "sessions"), *args], capture_output=True, timeout=60, cwd="/")
+        assert done.returncode == 0, done.stderr
+        return (done.stdout + done.stderr).decode("utf-8", "replace")
+
+    printed = [run("index"), run("search", "lyrebird", "--scope", "global"),
+               run("search", "lyrebird", "--scope", "global", "--json"), run("read", "u1"), run("read", "u2", "--json"),
+               run("redact", str(folder / "s.jsonl"))]
+    everything = "\n".join(printed)
+    assert everything.count("[REDACTED:aws_access_key_id]") >= 2 and "[REDACTED:github_token]" in everything
+    for piece in (*aws, *ghp):
+        assert piece not in everything
+    store = open_store(str(db))
+    try:
+        terms = vocabulary(store)
+    finally:
+        store.close()
+    assert "lyrebird" in terms
+    for piece in (*aws, *ghp):
+        assert not {t for t in terms if piece.lower()[:8] in t or t in piece.lower() and len(t) >= 6}, piece
