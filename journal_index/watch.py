@@ -180,6 +180,9 @@ class Watcher:
         self.passes = 0
         self._first_backfill = True
         self._lease_state = ""  # "", "held", "other": only transitions are logged
+        # path → the error last logged for it: a journal that fails the same way on every
+        # rescan (a FIFO, an unreadable file) is logged once, and again only when that changes
+        self._failing: dict[str, str] = {}
 
     # -- lifecycle -------------------------------------------------------------
     def request_stop(self) -> None:
@@ -285,6 +288,7 @@ class Watcher:
 
     def _rescan(self) -> None:
         self._follow_roots()
+        self._failing = {p: e for p, e in self._failing.items() if os.path.lexists(p)}  # bounded
         missing = [r for r in self.roots if not os.path.isdir(r)]
         if missing and self._first_backfill:
             self.log.info(f"session folder {missing[0]} does not exist yet; checking again at each rescan")
@@ -302,7 +306,7 @@ class Watcher:
         first = self._first_backfill
         out = backfill.backfill(
             self.store, self.rooted, self.lease, stop=self.stopping.is_set,
-            on_result=None if first and self.log.verbosity < VERBOSE else self._log_result,
+            on_result=self._log_error if first and self.log.verbosity < VERBOSE else self._log_result,
             between=self._serve_if_due,
         )
         elapsed = time.perf_counter() - started
@@ -314,8 +318,6 @@ class Watcher:
         if first:
             self.log.info(f"backfill: {out.done}/{out.total} journals, {report.entries} new entries, "
                           f"{report.bytes / 1e6:.1f} MB in {elapsed:.2f} s")
-            for error in report.errors:
-                self.log.error(error)
         else:
             self.log.debug(f"rescan: {out.total} journals, {out.changed} changed, {elapsed * 1000:.0f} ms")
 
@@ -336,10 +338,22 @@ class Watcher:
         self.log.debug(f"pass {self.passes}: {len(paths)} journals in "
                        f"{(time.perf_counter() - started) * 1000:.0f} ms")
 
-    def _log_result(self, r: indexer.FileResult) -> None:
-        if r.error:
+    def _log_error(self, r: indexer.FileResult) -> None:
+        """Log ``r``'s error unless it is the one already logged for its journal. A journal
+        that stops failing is forgotten, so its next failure is logged again."""
+        if not r.error:
+            self._failing.pop(r.path, None)
+        elif self._failing.get(r.path) != r.error:
+            self._failing[r.path] = r.error
             self.log.error(f"{r.path}: {r.error}")
-        elif r.removed:
+        else:
+            self.log.debug(f"still failing: {r.path}")
+
+    def _log_result(self, r: indexer.FileResult) -> None:
+        self._log_error(r)
+        if r.error:
+            return
+        if r.removed:
             self.log.info(f"forgot {r.path} (deleted)")
         elif r.reset:
             self.log.info(f"reindexed {r.path} after a rewrite: {r.entries} entries")

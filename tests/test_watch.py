@@ -294,3 +294,38 @@ def _counts(db: Path) -> dict[str, int]:
                                  "LEFT JOIN entries e ON e.file_id = f.id GROUP BY f.format"))
     finally:
         conn.close()
+
+
+def test_a_journal_failing_the_same_way_on_every_rescan_is_logged_once(tmp_path, root):
+    """A FIFO named like a journal fails every rescan: its error is logged once, again only
+    after it changed (here: it became a readable journal, then a FIFO again)."""
+    folder = root / "--home-dev-Apps-fifo--"
+    folder.mkdir()
+    fifo = folder / "2026-10-20T09-59-00-000Z_0f1f0000-0000-7000-8000-000000000001.jsonl"
+    os.mkfifo(fifo)
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    proc = start_watch(db, root, log, "--verbose", "--rescan", "1")
+
+    def errors() -> int:
+        return sum(1 for line in log.read_text().splitlines() if "error:" in line and str(fifo) in line)
+
+    def rescans() -> int:
+        return log.read_text().count("journal-index watch: rescan:")
+
+    try:
+        wait_for(lambda: rescans() >= 2, "two rescans", proc, log)
+        assert errors() == 1, log.read_text()
+
+        fifo.unlink()  # it becomes a journal: indexed, and its error forgotten
+        fifo.write_bytes(header_line("0f1f0000-0000-7000-8000-000000000001", "/home/dev/Apps/fifo")
+                         + user_line("ff000001", "fifoturnedjournal today"))
+        wait_for(lambda: matches(db, "fifoturnedjournal") == 1, "the journal in the FIFO's place", proc, log)
+        fifo.unlink()
+        os.mkfifo(fifo)  # failing again is news
+        wait_for(lambda: errors() == 2, "the second error", proc, log)
+        seen = rescans()
+        wait_for(lambda: rescans() >= seen + 2, "two more rescans", proc, log)
+        assert errors() == 2, log.read_text()
+    finally:
+        if proc.poll() is None:
+            stop(proc, log)
