@@ -5,8 +5,8 @@ one recursive observer per root) mark journals dirty; a short debounce coalesces
 appends into one pass; a periodic rescan (a backfill pass, for whoever holds the lease) catches
 anything the events missed. Dirty journals are a set of paths, so memory stays bounded by the
 number of journals, never by the number of events; the indexer reads in chunks and commits in
-small batches, so write transactions stay short. SIGINT/SIGTERM finish the journal being
-indexed and exit 0 (a second signal interrupts at once; the open batch rolls back).
+small batches, so write transactions stay short. SIGINT/SIGTERM end the pass at the block
+being written and exit 0 (a second signal interrupts at once; the open batch rolls back).
 """
 
 from __future__ import annotations
@@ -175,6 +175,7 @@ class Watcher:
         self.lease = backfill.Lease(store)
         self.dirty = Dirty()
         self.stopping = threading.Event()
+        self.signalled = False  # a SIGINT/SIGTERM asked for the stop
         self.observer: Any = None
         self.followed: set[str] = set()
         self.passes = 0
@@ -201,7 +202,10 @@ class Watcher:
         except KeyboardInterrupt:
             status = 130  # the open transaction rolled back; nothing half-written stays
         finally:
-            with _signals_ignored():  # the lease is given back on every way out
+            # The lease is given back on every way out. Once a signal stopped us the process
+            # exits next, so signals stay ignored: the second Ctrl-C of a quick pair, landing
+            # after the clean-up, must not turn the clean exit into an "Aborted!" or a death by SIGINT.
+            with _signals_ignored(restore=not self.signalled):
                 self._shut_down(status)
         return status
 
@@ -365,8 +369,9 @@ class Watcher:
 
 
 @contextmanager
-def _signals_ignored() -> Iterator[None]:
-    """SIGINT and SIGTERM ignored for a moment (the clean-up after a stop must not be cut short)."""
+def _signals_ignored(restore: bool = True) -> Iterator[None]:
+    """SIGINT and SIGTERM ignored for a moment (the clean-up after a stop must not be cut
+    short); ``restore=False`` leaves them ignored (the process is about to exit)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -375,7 +380,8 @@ def _signals_ignored() -> Iterator[None]:
         yield
     finally:
         for sig, handler in before.items():
-            signal.signal(sig, handler)
+            if restore:
+                signal.signal(sig, handler)
 
 
 def install_signal_handlers(watcher: Watcher) -> None:
@@ -386,7 +392,8 @@ def install_signal_handlers(watcher: Watcher) -> None:
         raise KeyboardInterrupt
 
     def handle(signum: int, frame: Any) -> None:
-        watcher.log.info(f"got {signal.Signals(signum).name}; finishing the current journal")
+        watcher.log.info(f"got {signal.Signals(signum).name}; stopping after the block being indexed")
+        watcher.signalled = True
         watcher.request_stop()
         signal.signal(signal.SIGINT, interrupt)
         signal.signal(signal.SIGTERM, interrupt)
