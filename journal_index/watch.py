@@ -176,6 +176,7 @@ class Watcher:
         self.dirty = Dirty()
         self.stopping = threading.Event()
         self.signalled = False  # a SIGINT/SIGTERM asked for the stop
+        self.interrupted = False  # a second one cut it short
         self.observer: Any = None
         self.followed: set[str] = set()
         self.passes = 0
@@ -257,6 +258,10 @@ class Watcher:
         except apsw.BusyError:
             self.log.error("the index stayed locked by another process; retrying on the next pass")
         except (apsw.Error, OSError) as exc:
+            if self.interrupted:
+                # the second Ctrl-C landed in one of SQLite's callbacks into Python, which
+                # turned it into this error: it is the interruption, not a failure
+                raise KeyboardInterrupt from None
             self.log.error(f"{type(exc).__name__}: {exc}")
             self.stopping.wait(1.0)
 
@@ -389,6 +394,7 @@ def install_signal_handlers(watcher: Watcher) -> None:
     open transaction rolls back, the lease is still given back)."""
 
     def interrupt(signum: int, frame: Any) -> None:
+        watcher.interrupted = True
         raise KeyboardInterrupt
 
     def handle(signum: int, frame: Any) -> None:
