@@ -209,7 +209,8 @@ def backfill(
         results: list[indexer.FileResult] = []
         # A batch is one indexing pass: small journals share transactions, and a big one gets
         # the worker processes, as `journal-index index` does.
-        indexer.index_files(store, batch, progress=results.append, roots=rooted)
+        # ``stop`` is asked between journals too: a first Ctrl-C finishes the journals started
+        indexer.index_files(store, batch, progress=results.append, roots=rooted, stop=stop)
         changed = False
         for result in results:
             out.report.add(result)
@@ -226,6 +227,7 @@ def backfill(
             break
         if between is not None:
             between()
+    out.stopped = out.stopped or (out.done < out.total and not out.lost and stop())
     if out.total == 0 and not lease.renew(progress_value(0, 0, int(time.time() * 1000))):
         out.lost, out.holder = True, lease.holder
     out.report.seconds = time.perf_counter() - started

@@ -17,10 +17,12 @@ import functools
 import os
 import pickle
 import queue
+import signal
 import subprocess
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -40,8 +42,18 @@ from journal_index.indexer import (
 from journal_index.store import Store
 
 RESULTS_AHEAD = 3
+STOP_CHECK_SECONDS = 0.25  # the longest a stop waits while no worker has sent anything
 WORKER_NICENESS = 10
+# Ctrl-C in a terminal (SIGINT) and a service manager's stop (SIGTERM to the whole group) reach
+# the workers too; they leave both to the parent, which stops them (a worker killed by the
+# signal would turn a clean stop into a failed pass). A worker starts with both blocked (see
+# _Worker) and ignores them before unblocking, so none lands while it starts up.
+_PARENTS_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 _WORKER_CODE = (
+    "import signal\n"
+    "for sig in (signal.SIGINT, signal.SIGTERM):\n"
+    "    signal.signal(sig, signal.SIG_IGN)\n"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))\n"
     "import sys\n"
     "from multiprocessing.connection import Connection\n"
     "tasks = Connection(0, writable=False)\n"
@@ -115,10 +127,14 @@ class _Worker:
     def __init__(self) -> None:
         task_r, task_w = os.pipe()
         result_r, result_w = os.pipe()
+        # The child inherits this thread's signal mask. While it is blocked here, a signal
+        # for this process is handled by another of its threads, so none is lost.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENTS_SIGNALS)
         try:
             self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=task_r, stdout=result_w,
                                          close_fds=True)
         finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             os.close(task_r)
             os.close(result_w)
         self.tasks = Connection(task_w, readable=False)
@@ -127,7 +143,15 @@ class _Worker:
         self.keys: set[int] = set()  # its journals in flight
         self.open = True
 
+    def kill(self) -> None:
+        """Stop at once (the pass was interrupted or failed): a worker only reads journals, so
+        killing it loses nothing; waiting for it would finish its journals first."""
+        self.open = False
+        self.proc.kill()
+        self.close()
+
     def close(self) -> None:
+        """Let the worker finish its tasks and exit (the pass is complete)."""
         if self.open:
             self.open = False
             try:
@@ -143,9 +167,12 @@ class _Worker:
         self.results.close()
 
 
-def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: _Writer, count: int) -> None:
+def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: _Writer, count: int,
+                     stop: Callable[[], bool] = lambda: False) -> None:
     """Journals are checked (and registered, reset) here, parsed and redacted by ``count``
-    workers, and their blocks written here in each journal's order as they come back."""
+    workers, and their blocks written here in each journal's order as they come back. Once
+    ``stop()`` says True, the journals in flight end at the block written last and the workers
+    are stopped (see :func:`indexer.index_files`)."""
     workers: list[_Worker] = []
     in_flight: dict[int, tuple[_Journal, _Worker]] = {}
     queued = iter(paths)
@@ -171,17 +198,19 @@ def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: 
             in_flight[next_key] = (journal, worker)
             next_key += 1
 
+    complete = False
     try:
         try:
             for _ in range(count):
                 workers.append(_Worker())
         except OSError:  # no interpreter to start (an embedded or frozen one): parse here
-            _index_serially(store, paths, roots, writer)
+            _index_serially(store, paths, roots, writer, stop)
+            complete = True
             return
         by_conn = {w.results: w for w in workers}
         hand_out()
-        while in_flight:
-            for conn in wait(list(by_conn), timeout=1.0):
+        while in_flight and not stop():
+            for conn in wait(list(by_conn), timeout=STOP_CHECK_SECONDS):
                 worker = by_conn[conn]  # type: ignore[index]
                 try:
                     key, block, extracted = worker.results.recv()
@@ -198,9 +227,17 @@ def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: 
                 del in_flight[key]
                 worker.keys.discard(key)
                 writer.finish(journal)
-                hand_out()
+                if not stop():
+                    hand_out()
+        # Stopped: each journal in flight ends at the block written last (its cursor is where
+        # the next pass resumes), and the workers are killed rather than left to finish it.
+        for journal, _ in in_flight.values():
+            writer.finish(journal)
+        complete = not in_flight
+        in_flight.clear()
     finally:
         for worker in workers:
-            worker.close()
+            # interrupted (a second Ctrl-C), or failed: the workers stop now, not after their journals
+            worker.close() if complete else worker.kill()
         for journal, _ in in_flight.values():
             journal.close()

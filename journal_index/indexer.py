@@ -646,11 +646,15 @@ def index_files(
     progress: Callable[[FileResult], None] | None = None,
     roots: Iterable[Root | str | os.PathLike[str]] = (),
     workers: int | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> IndexReport:
     """Index many journals, small ones sharing transactions.
 
     With ``workers`` (default: :func:`choose_workers`) journals are parsed and redacted in
     worker processes while this process checks them and writes: what is committed is the same.
+    ``stop`` is asked between blocks: once it says True the pass ends, each journal started at
+    the block it reached (committed with its cursor, so the next pass resumes there; its result
+    counts what was indexed), the journals not started left alone (no result for them).
     A pass that grew the index by a quarter or more ends with :meth:`Store.compact`.
     """
     report = IndexReport()
@@ -665,13 +669,14 @@ def index_files(
     listed = [os.fspath(p) for p in paths]
     rooted = as_roots(roots)
     count = choose_workers(store, listed) if workers is None else workers
+    stop = stop or _never
     try:
         if count > 0:
             from journal_index.index_workers import index_in_workers  # its imports cost a search ~15 ms
 
-            index_in_workers(store, listed, rooted, writer, count)
+            index_in_workers(store, listed, rooted, writer, count, stop)
         else:
-            _index_serially(store, listed, rooted, writer)
+            _index_serially(store, listed, rooted, writer, stop)
         writer.flush()
     finally:
         for journal in writer.finished:
@@ -683,14 +688,21 @@ def index_files(
     return report
 
 
-def _index_serially(store: Store, paths: list[str], roots: list[Root], writer: _Writer) -> None:
+def _never() -> bool:
+    return False
+
+
+def _index_serially(store: Store, paths: list[str], roots: list[Root], writer: _Writer,
+                    stop: Callable[[], bool] = _never) -> None:
     for path in paths:
+        if stop():
+            return
         journal, ready = _start_journal(store, path, roots, False)
         if ready:
             try:
                 for block in journal.blocks():
                     writer.add(journal, block, journal.extract(block))
-                    if journal.conflicted:
+                    if journal.conflicted or stop():
                         break
             except OSError as exc:
                 journal.result.error = exc.strerror or str(exc)

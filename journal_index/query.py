@@ -18,6 +18,7 @@ import apsw
 
 from journal_index import giant_line
 from journal_index.config import now_ms
+from journal_index.echoes import below_their_originals
 from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.extract import find_call
@@ -211,6 +212,8 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
             ranked = rank(store, groups, filters, limit, now if now is not None else now_ms(), reader.tokenize)
             ranked = rerank(store, ranked, query or "", groups, reader.tokenize, reader.scoring_text, reader.said_text)
             ranked = newest_first_among_the_best(ranked, asks_for_now(query or ""))
+            # a reply pasting an earlier answer of ours ranks below the entry it quotes
+            ranked = below_their_originals(ranked, reader.scoring_text, limit)
         else:
             ranked = _newest(store, filters, limit * 4)
         hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)

@@ -5,8 +5,8 @@ one recursive observer per root) mark journals dirty; a short debounce coalesces
 appends into one pass; a periodic rescan (a backfill pass, for whoever holds the lease) catches
 anything the events missed. Dirty journals are a set of paths, so memory stays bounded by the
 number of journals, never by the number of events; the indexer reads in chunks and commits in
-small batches, so write transactions stay short. SIGINT/SIGTERM finish the journal being
-indexed and exit 0 (a second signal interrupts at once; the open batch rolls back).
+small batches, so write transactions stay short. SIGINT/SIGTERM end the pass at the block
+being written and exit 0 (a second signal interrupts at once; the open batch rolls back).
 """
 
 from __future__ import annotations
@@ -177,11 +177,16 @@ class Watcher:
         self.lease = backfill.Lease(store)
         self.dirty = Dirty()
         self.stopping = threading.Event()
+        self.signalled = False  # a SIGINT/SIGTERM asked for the stop
+        self.interrupted = False  # a second one cut it short
         self.observer: Any = None
         self.followed: set[str] = set()
         self.passes = 0
         self._first_backfill = True
         self._lease_state = ""  # "", "held", "other": only transitions are logged
+        # path → the error last logged for it: a journal that fails the same way on every
+        # rescan (a FIFO, an unreadable file) is logged once, and again only when that changes
+        self._failing: dict[str, str] = {}
 
     # -- lifecycle -------------------------------------------------------------
     def request_stop(self) -> None:
@@ -200,7 +205,10 @@ class Watcher:
         except KeyboardInterrupt:
             status = 130  # the open transaction rolled back; nothing half-written stays
         finally:
-            with _signals_ignored():  # the lease is given back on every way out
+            # The lease is given back on every way out. Once a signal stopped us the process
+            # exits next, so signals stay ignored: the second Ctrl-C of a quick pair, landing
+            # after the clean-up, must not turn the clean exit into an "Aborted!" or a death by SIGINT.
+            with _signals_ignored(restore=not self.signalled):
                 self._shut_down(status)
         return status
 
@@ -252,6 +260,10 @@ class Watcher:
         except apsw.BusyError:
             self.log.error("the index stayed locked by another process; retrying on the next pass")
         except (apsw.Error, OSError) as exc:
+            if self.interrupted:
+                # the second Ctrl-C landed in one of SQLite's callbacks into Python, which
+                # turned it into this error: it is the interruption, not a failure
+                raise KeyboardInterrupt from None
             self.log.error(f"{type(exc).__name__}: {exc}")
             self.stopping.wait(1.0)
 
@@ -287,6 +299,7 @@ class Watcher:
 
     def _rescan(self) -> None:
         self._follow_roots()
+        self._failing = {p: e for p, e in self._failing.items() if os.path.lexists(p)}  # bounded
         missing = [r for r in self.roots if not os.path.isdir(r)]
         if missing and self._first_backfill:
             self.log.info(f"session folder {missing[0]} does not exist yet; checking again at each rescan")
@@ -304,7 +317,7 @@ class Watcher:
         first = self._first_backfill
         out = backfill.backfill(
             self.store, self.rooted, self.lease, stop=self.stopping.is_set,
-            on_result=None if first and self.log.verbosity < VERBOSE else self._log_result,
+            on_result=self._log_error if first and self.log.verbosity < VERBOSE else self._log_result,
             between=self._serve_if_due,
         )
         elapsed = time.perf_counter() - started
@@ -317,8 +330,6 @@ class Watcher:
             self.log.info(f"backfill: {out.done}/{out.total} journals, "
                           f"{count(report.entries, 'new entry', 'new entries')}, "
                           f"{report.bytes / 1e6:.1f} MB in {elapsed:.2f} s")
-            for error in report.errors:
-                self.log.error(error)
         else:
             self.log.debug(f"rescan: {out.total} journals, {out.changed} changed, {elapsed * 1000:.0f} ms")
 
@@ -339,10 +350,22 @@ class Watcher:
         self.log.debug(f"pass {self.passes}: {len(paths)} journals in "
                        f"{(time.perf_counter() - started) * 1000:.0f} ms")
 
-    def _log_result(self, r: indexer.FileResult) -> None:
-        if r.error:
+    def _log_error(self, r: indexer.FileResult) -> None:
+        """Log ``r``'s error unless it is the one already logged for its journal. A journal
+        that stops failing is forgotten, so its next failure is logged again."""
+        if not r.error:
+            self._failing.pop(r.path, None)
+        elif self._failing.get(r.path) != r.error:
+            self._failing[r.path] = r.error
             self.log.error(f"{r.path}: {r.error}")
-        elif r.removed:
+        else:
+            self.log.debug(f"still failing: {r.path}")
+
+    def _log_result(self, r: indexer.FileResult) -> None:
+        self._log_error(r)
+        if r.error:
+            return
+        if r.removed:
             self.log.info(f"forgot {r.path} (deleted)")
         elif r.reset:
             self.log.info(f"reindexed {r.path} after a rewrite: {count(r.entries, 'entry', 'entries')}")
@@ -355,8 +378,9 @@ class Watcher:
 
 
 @contextmanager
-def _signals_ignored() -> Iterator[None]:
-    """SIGINT and SIGTERM ignored for a moment (the clean-up after a stop must not be cut short)."""
+def _signals_ignored(restore: bool = True) -> Iterator[None]:
+    """SIGINT and SIGTERM ignored for a moment (the clean-up after a stop must not be cut
+    short); ``restore=False`` leaves them ignored (the process is about to exit)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -365,7 +389,8 @@ def _signals_ignored() -> Iterator[None]:
         yield
     finally:
         for sig, handler in before.items():
-            signal.signal(sig, handler)
+            if restore:
+                signal.signal(sig, handler)
 
 
 def install_signal_handlers(watcher: Watcher) -> None:
@@ -373,10 +398,12 @@ def install_signal_handlers(watcher: Watcher) -> None:
     open transaction rolls back, the lease is still given back)."""
 
     def interrupt(signum: int, frame: Any) -> None:
+        watcher.interrupted = True
         raise KeyboardInterrupt
 
     def handle(signum: int, frame: Any) -> None:
-        watcher.log.info(f"got {signal.Signals(signum).name}; finishing the current journal")
+        watcher.log.info(f"got {signal.Signals(signum).name}; stopping after the block being indexed")
+        watcher.signalled = True
         watcher.request_stop()
         signal.signal(signal.SIGINT, interrupt)
         signal.signal(signal.SIGTERM, interrupt)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
 import pytest
+from hypothesis import settings
 
 from journal_index.indexer import discover, index_files
 from journal_index.store import Store, open_store
@@ -14,6 +16,14 @@ from tests.helpers import copy_journal_tree
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+
+# Property tests draw the same examples on every run unless asked to explore: a plain run must be
+# reproducible (derandomize also turns off the example database, so no earlier run's failures are
+# replayed). JOURNAL_INDEX_HYPOTHESIS=explore (or pytest --hypothesis-profile=explore) draws fresh
+# random examples each time, for hunting new failures; a failure then prints its @seed.
+settings.register_profile("seeded", derandomize=True)
+settings.register_profile("explore", derandomize=False, database=None, print_blob=True)
+settings.load_profile(os.environ.get("JOURNAL_INDEX_HYPOTHESIS", "seeded"))
 
 
 def pytest_report_header() -> list[str]:

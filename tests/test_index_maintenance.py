@@ -12,7 +12,7 @@ from journal_index import indexer
 from journal_index import store as store_module
 from journal_index.indexer import discover, index_files
 from journal_index.store import FTS_TABLES, Store, load_migrations, migrate, open_store
-from tests.helpers import snapshot
+from tests.helpers import scratch_snapshot, snapshot
 
 
 def _segments(store: Store, table: str) -> int:
@@ -207,3 +207,28 @@ def test_a_large_pass_ends_compacted(store: Store, sessions_root: Path, monkeypa
     assert store.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     index_files(store, discover([sessions_root]))  # nothing new: no compaction
     assert len(compacted) == 1
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_stopped_pass_ends_at_a_block_and_the_next_pass_resumes_there(
+        tmp_path: Path, sessions_root: Path, workers: int) -> None:
+    """``stop`` (a first Ctrl-C in `watch`) ends a pass between blocks, in worker processes or
+    not: what was committed is a resumable state, and the next pass yields the from-scratch index."""
+    paths = discover([sessions_root])
+    total = sum(Path(p).stat().st_size for p in paths)
+    asked = 0
+
+    def stop() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 3
+
+    store = open_store(str(tmp_path / "stopped.db"))
+    try:
+        first = index_files(store, paths, workers=workers, stop=stop)
+        assert first.files < len(paths) and first.bytes < total
+        index_files(store, paths, workers=workers)
+        assert snapshot(store) == scratch_snapshot(paths)
+        assert index_files(store, paths, workers=workers).bytes == 0
+    finally:
+        store.close()

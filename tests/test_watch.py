@@ -211,8 +211,8 @@ def test_a_second_ctrl_c_stops_at_once_and_still_gives_the_lease_back(tmp_path, 
     root = tmp_path / "sessions"
     folder = root / "--home-dev-big--"
     folder.mkdir(parents=True)
-    # One large journal: "finishing the current journal" after the first Ctrl-C takes a while,
-    # so the second one lands in the middle of it.
+    # One large journal: the first Ctrl-C ends the pass after the block being indexed, so the
+    # second one lands in the middle of that, or just after the clean stop.
     words = " ".join(f"word{n}" for n in range(400))
     with open(folder / "big.jsonl", "wb") as handle:
         handle.write(header_line("big-session", "/home/dev/big"))
@@ -294,3 +294,141 @@ def _counts(db: Path) -> dict[str, int]:
                                  "LEFT JOIN entries e ON e.file_id = f.id GROUP BY f.format"))
     finally:
         conn.close()
+
+
+def test_a_journal_failing_the_same_way_on_every_rescan_is_logged_once(tmp_path, root):
+    """A FIFO named like a journal fails every rescan: its error is logged once, again only
+    after it changed (here: it became a readable journal, then a FIFO again)."""
+    folder = root / "--home-dev-Apps-fifo--"
+    folder.mkdir()
+    fifo = folder / "2026-10-20T09-59-00-000Z_0f1f0000-0000-7000-8000-000000000001.jsonl"
+    os.mkfifo(fifo)
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    proc = start_watch(db, root, log, "--verbose", "--rescan", "1")
+
+    def errors() -> int:
+        return sum(1 for line in log.read_text().splitlines() if "error:" in line and str(fifo) in line)
+
+    def rescans() -> int:
+        return log.read_text().count("journal-index watch: rescan:")
+
+    try:
+        wait_for(lambda: rescans() >= 2, "two rescans", proc, log)
+        assert errors() == 1, log.read_text()
+
+        fifo.unlink()  # it becomes a journal: indexed, and its error forgotten
+        fifo.write_bytes(header_line("0f1f0000-0000-7000-8000-000000000001", "/home/dev/Apps/fifo")
+                         + user_line("ff000001", "fifoturnedjournal today"))
+        wait_for(lambda: matches(db, "fifoturnedjournal") == 1, "the journal in the FIFO's place", proc, log)
+        fifo.unlink()
+        os.mkfifo(fifo)  # failing again is news
+        wait_for(lambda: errors() == 2, "the second error", proc, log)
+        seen = rescans()
+        wait_for(lambda: rescans() >= seen + 2, "two more rescans", proc, log)
+        assert errors() == 2, log.read_text()
+    finally:
+        if proc.poll() is None:
+            stop(proc, log)
+
+
+def _long_journals(root: Path, count: int, megabytes: int) -> Path:
+    """``count`` journals of about ``megabytes`` each: a fixture header, then the ordinary lines
+    (under 16 KB: no giant tool output, whose middle is never indexed) of every fixture journal,
+    repeated. Enough to read for worker processes (indexer.WORKERS_MIN_BYTES), and a backfill
+    of them lasts seconds, so a signal sent once the workers run lands in it."""
+    journals = sorted(FIXTURES.rglob("*.jsonl"))
+    header = journals[0].read_bytes().splitlines(keepends=True)[0]
+    lines = b"".join(line for path in journals for line in path.read_bytes().splitlines(keepends=True)[1:]
+                     if len(line) < 16_000)
+    for n in range(count):
+        folder = root / f"--home-dev-long{n}--"
+        folder.mkdir(parents=True)
+        with open(folder / f"long-{n}.jsonl", "wb") as handle:
+            handle.write(header)
+            for _ in range(megabytes * 1_000_000 // len(lines) + 1):
+                handle.write(lines)
+    return root
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a process's children from /proc")
+@pytest.mark.parametrize(("to", "signals", "workers"), [
+    ("group", 1, 2),  # one Ctrl-C typed in a terminal: the workers get it too
+    ("group", 2, 2),
+    ("process", 2, 2),
+    ("group", 2, 0),  # the same without workers, for comparison
+])
+def test_ctrl_c_during_a_backfill_with_workers(tmp_path, to, signals, workers):
+    """SIGINT during a backfill that runs in worker processes stops watch within 2 s: one
+    cleanly (exit 0, at the next block), a second one at once (exit 130), whether it reaches the
+    workers too (the whole process group, as from a terminal) or only watch; never a traceback,
+    no worker left, and the lease is given back."""
+    root = _long_journals(tmp_path / "sessions", count=6, megabytes=4)
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    env = {**os.environ, "PYTHONPATH": str(REPO), indexer.WORKERS_ENV: str(workers)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "journal_index", "--db", str(db), "--sessions", str(root), "watch"],
+        stdout=subprocess.DEVNULL, stderr=log.open("wb"), env=env, start_new_session=True)
+
+    def send() -> None:
+        if to == "group":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+
+    try:
+        wait_for(lambda: b"took the backfill lease" in log.read_bytes(), "the lease taken", proc, log)
+        if workers:
+            wait_for(lambda: len(_children(proc.pid)) == workers, "the worker processes", proc, log)
+        else:
+            time.sleep(0.3)  # well inside the backfill
+        assert b"backfill:" not in log.read_bytes(), "the backfill ended before the signal"
+        send()
+        if signals == 2:
+            wait_for(lambda: b"got SIGINT" in log.read_bytes(), "the first signal handled", proc, log)
+            send()
+        sent = time.monotonic()
+        code = exit_code(proc)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = log.read_text()
+    assert "Traceback" not in text and "Error" not in text and "Aborted" not in text, text
+    assert took < 2.0, f"exit {took:.1f} s after the last SIGINT\n{text}"
+    if signals == 2:
+        assert code in (0, 130), text  # 0 when the first one's stop was done before the second
+    else:
+        assert code == 0, text
+        assert "stopped;" in text
+    assert _children(proc.pid) == []
+    store = open_store(str(db))
+    try:
+        assert store.get_meta(backfill.LEASE_KEY) is None, text
+        assert store.value("PRAGMA integrity_check") == "ok"
+    finally:
+        store.close()
+
+
+def test_a_second_ctrl_c_after_the_clean_stop_does_not_change_the_exit(tmp_path, root):
+    """A quick Ctrl-C pair on an idle watch: the first one's stop is done before the second
+    lands. The process is exiting by then: exit 0, no "Aborted!", no death by SIGINT."""
+    db, log = tmp_path / "index.db", tmp_path / "watch.log"
+    proc = start_watch(db, root, log)
+    wait_for(lambda: b"backfill:" in log.read_bytes(), "the backfill", proc, log)
+    proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + DEADLINE
+    while b"stopped;" not in log.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGINT)
+    code = exit_code(proc)
+    text = log.read_text()
+    assert code == 0, text
+    assert "Aborted" not in text and "Traceback" not in text, text
