@@ -17,23 +17,12 @@ from journal_index.freshness import Freshener, pending
 from journal_index.indexer import discover, index_file, index_files
 from journal_index.store import Store, open_store
 from tests.test_mcp import RawServer, initialize
+from tests.test_tool import append_user, journal_of
 
 BE_CWD = "/home/dev/Apps/prjct/prjct-be"
 CALLER_SESSION = "01a08ad4-d880-7548-b534-0b41e2f8cfb5"  # the session calling the server (prjct-be)
 OTHER_BE_SESSION = "01a05d32-b780-77a8-84b6-ccc1caffba94"  # a prjct-be session nobody is in now
 SECONDS = 30.0  # the deadline for "within seconds" (a loaded machine); found in ~2 s here
-
-
-def journal_of(root: Path, session_id: str) -> Path:
-    (path,) = root.glob(f"*/*_{session_id}.jsonl")
-    return path
-
-
-def append_user(path: Path, text: str, entry_id: str) -> None:
-    line = {"type": "message", "id": entry_id, "parentId": None, "timestamp": "2026-10-14T12:00:00.000Z",
-            "message": {"role": "user", "content": text, "timestamp": 1791979200000}}
-    with open(path, "ab") as handle:
-        handle.write(json.dumps(line).encode() + b"\n")
 
 
 def new_session(root: Path, session_id: str, words: str) -> Path:

@@ -95,6 +95,16 @@ def stop(proc: subprocess.Popen, log: Path) -> None:
     assert exit_code(proc) == 0, log.read_text()
 
 
+
+def assert_lease_released_and_intact(db: Path, log_text: str) -> None:
+    """After a stop: no backfill lease left behind, and the index passes SQLite's own check."""
+    store = open_store(str(db))
+    try:
+        assert store.get_meta(backfill.LEASE_KEY) is None, log_text
+        assert store.value("PRAGMA integrity_check") == "ok"
+    finally:
+        store.close()
+
 def test_watch_follows_appends_and_new_folders_and_stops_cleanly(tmp_path, root):
     db, log = tmp_path / "index.db", tmp_path / "watch.log"
     proc = start_watch(db, root, log, "--rescan", "600")  # events only: no rescan during the test
@@ -229,12 +239,7 @@ def test_a_second_ctrl_c_stops_at_once_and_still_gives_the_lease_back(tmp_path, 
     text = log.read_text()
     assert code in (0, 130), text  # 130 when the second one cut the journal short
     assert "Aborted" not in text and "Traceback" not in text, text
-    store = open_store(str(db))
-    try:
-        assert store.get_meta(backfill.LEASE_KEY) is None, text
-        assert store.value("PRAGMA integrity_check") == "ok"
-    finally:
-        store.close()
+    assert_lease_released_and_intact(db, text)
 
 
 def test_watch_follows_every_agents_default_folders_even_those_created_later(tmp_path):
@@ -409,12 +414,7 @@ def test_ctrl_c_during_a_backfill_with_workers(tmp_path, to, signals, workers):
         assert code == 0, text
         assert "stopped;" in text
     assert _children(proc.pid) == []
-    store = open_store(str(db))
-    try:
-        assert store.get_meta(backfill.LEASE_KEY) is None, text
-        assert store.value("PRAGMA integrity_check") == "ok"
-    finally:
-        store.close()
+    assert_lease_released_and_intact(db, text)
 
 
 def test_a_second_ctrl_c_after_the_clean_stop_does_not_change_the_exit(tmp_path, root):
