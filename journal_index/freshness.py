@@ -132,6 +132,7 @@ class Freshener:
         """Stop the pass in progress (its open transaction rolls back) and close the connection."""
         self._stop.set()
         self._wake.set()
+        self._passed.set()  # a call waiting for the first pass goes on (to its end)
         store = self._store
         if store is not None:
             with contextlib.suppress(apsw.Error):

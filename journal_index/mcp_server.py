@@ -227,6 +227,7 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 def run(make_tool: Callable[[], MemoryTool]) -> int:
     """Serve on stdin/stdout until stdin closes or SIGINT/SIGTERM comes; 0 after closing the store."""
     server = Server(make_tool, sys.stdin.buffer, sys.stdout.buffer)
+    sys.stdout = sys.stderr  # a stray print anywhere must not break the protocol's lines
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:

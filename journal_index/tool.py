@@ -262,10 +262,10 @@ class MemoryTool:
         if path is not None and not any(_inside(path, r.path) for r in self.roots):
             # The agent keeps this session where no root reaches (a folder set in the project's
             # own settings): its neighbours are the same agent's earlier sessions, so they count.
+            # Found now, they are indexed now (once: the folder is a root from then on).
             folder = Root(Path(os.path.dirname(os.path.abspath(path))))
             self.roots.append(folder)
-            if self._freshener is None:
-                self._fill(store, [folder], skip=[path])
+            self._fill(store, [folder], skip=[path])
         if path is not None:
             result = index_file(store, path, self.roots)
             state.current_path, state.new_entries, state.current_error = path, result.entries, result.error

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from journal_index.entry_text import ANSWER_END, ANSWER_START
 from tests.conftest import FIXTURES
-from tests.helpers import load_secrets
+from tests.helpers import copy_journal_tree, load_secrets
 
 BE_CWD = "/home/dev/Apps/prjct/prjct-be"
 FLUENTY_ENTRY = "c670e76f"
@@ -332,3 +332,28 @@ def test_mcp_help_still_comes_from_the_cli():
     done = subprocess.run([sys.executable, "-m", "journal_index", "mcp", "--help"], capture_output=True, text=True,
                           timeout=30)
     assert done.returncode == 0 and "--max-scope" in done.stdout
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_first_call_and_the_first_pass_stops_the_server(tmp_path: Path, signum: int):
+    """A brand-new index over real journals: the first call waits for the background pass. A
+    signal then still stops everything within 2 s, the index closed, whatever was running."""
+    from tests.shared_data import shared_dir
+
+    root = copy_journal_tree(shared_dir() / "agent-journals-real", tmp_path / "journals")
+    copy_journal_tree(shared_dir() / "pi-journals-real", root / "pi")
+    db_path = tmp_path / "index.db"
+    server = RawServer(db_path, root, tmp_path)
+    try:
+        server.ask(1, "initialize", initialize("2025-06-18"))
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "memory_context", "arguments": {"action": "search", "query": "commit"}}})
+        time.sleep(0.3)  # somewhere in the imports, the first pass or the call: any of them
+        started = time.monotonic()
+        server.proc.send_signal(signum)
+        assert server.proc.wait(timeout=10) == 0
+        assert time.monotonic() - started < 2.0
+        assert not Path(f"{db_path}-wal").exists()
+        assert "Traceback" not in server.errors()
+    finally:
+        server.close()
