@@ -135,6 +135,14 @@ def test_truncated(healthy: dict, tmp_path: Path, keep: int | str) -> None:
     length = {"half": size // 2, "minus-one-page": size - PAGE}.get(keep, keep)  # type: ignore[arg-type]
     os.truncate(db, int(length))
     stats = {"runs": 0, "detected": 0}
+    if length == 0:
+        # An empty file holds no index: a command that only reads says so (one line, exit 1) and
+        # changes nothing, as for a --db that does not exist; `index` then makes it anew.
+        run = run_cli(db, healthy["root"], "search", "rate", "--scope", "global")
+        assert run.returncode == 1 and run.stderr.strip().endswith("(or give --db the index's path)"), run.stderr
+        assert "there is no index at" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+        assert os.path.getsize(db) == 0 and _corrupt_files(db) == []
+        assert run_cli(db, healthy["root"], "index").clean()
     _assert_recovers(db, healthy, stats)
     if length not in (0,):
         assert stats["detected"] == 1, f"a {length}-byte index was not detected"
