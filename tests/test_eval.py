@@ -97,3 +97,26 @@ def test_a_result_answers_for_its_call_only_when_it_shows_the_call_whole(store: 
     call_offset = path.read_bytes().index(b'{"type": "message", "id": "call1"')
     assert _call_shown_whole(reader, hits["result1"]) == ("call1", call_offset)
     assert _call_shown_whole(reader, hits["result2"]) is None  # its content is cut from what the hit shows
+
+
+def test_every_question_has_a_frozen_split_with_enough_test_questions() -> None:
+    from tests.eval import split
+
+    files = split.load_files()
+    assert split.problems(files) == []
+    # The rules can fail: a question without a split, and a stratum left without its test share.
+    one = next(path for path in files if not split.is_heldout(path))
+    broken = {one: [dict(q) for q in files[one]]}
+    del broken[one][0]["split"]
+    for q in broken[one][1:]:
+        q["split"] = "train"
+    found = split.problems(broken)
+    assert any("no split" in line for line in found) and any("test share" in line for line in found)
+
+
+def test_the_eval_refuses_to_list_test_questions_while_tuning(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.eval.run_eval import main
+
+    assert main(["--verbose"]) == 2
+    assert main(["--verbose", "--split", "test"]) == 2
+    assert "run_eval:" in capsys.readouterr().err
