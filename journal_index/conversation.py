@@ -15,8 +15,7 @@ from typing import Any
 
 from journal_index.formats import Root
 from journal_index.hits import HIT_COLUMNS, Hit, QueryError, hits_of, iso
-from journal_index.indexer import index_file
-from journal_index.query import PAGE_CHARS, UNAVAILABLE, Reader, locate_entry
+from journal_index.query import PAGE_CHARS, UNAVAILABLE, Reader, locate_entry, reindex_stale
 from journal_index.scope import Scope, SessionRef
 from journal_index.store import Store
 
@@ -55,15 +54,8 @@ def _texts(store: Store, reader: Reader, hits: list[Hit]) -> list[str | None] | 
     missing = {hit.path for hit, text in zip(hits, texts, strict=True) if text is None}
     if not missing:
         return texts
-    changed = False
-    for path in missing:
-        if reader.resolve(path) is None:
-            continue  # never reindex (read) a journal outside the roots
-        result = index_file(store, path, rebuild=True)
-        changed = changed or result.reset or result.removed or result.entries > 0
-    if not changed:
+    if not reindex_stale(store, reader, missing):
         return texts  # nothing moved: those lines are unavailable
-    reader.forget()
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import apsw
@@ -159,6 +159,21 @@ def _newest(store: Store, filters: Filters, limit: int) -> list[Hit]:
     return hits_of(store.rows(sql, [*params, limit]))
 
 
+
+def reindex_stale(store: Store, reader: Reader, paths: Iterable[str]) -> bool:
+    """Reindex the journals whose lines turned out not to be their entries (those inside the
+    roots only: a journal outside them is never read). True when that moved anything; then the
+    lines read so far may have moved too, and the reader forgets them."""
+    changed = False
+    for path in paths:
+        if reader.resolve(path) is None:
+            continue
+        result = index_file(store, path, rebuild=True)
+        changed = changed or bool(result.reset or result.removed or result.entries > 0)
+    if changed:
+        reader.forget()
+    return changed
+
 def _page(store: Store, reader: Reader, ranked: list[Hit], terms: set[str], limit: int,
           retry: bool) -> list[Hit] | None:
     """The first ``limit`` hits with verified excerpts, copies collapsed into the first of them
@@ -187,16 +202,8 @@ def _page(store: Store, reader: Reader, ranked: list[Hit], terms: set[str], limi
                 first.also_in.append(hit.session_id)
             continue
         out.append(hit)
-    if stale and retry:
-        changed = False
-        for path in stale:
-            if reader.resolve(path) is None:
-                continue  # never reindex (read) a journal outside the roots
-            result = index_file(store, path, rebuild=True)
-            changed = changed or result.reset or result.removed or result.entries > 0
-        if changed:
-            reader.forget()  # the lines read so far may have moved
-            return None
+    if stale and retry and reindex_stale(store, reader, stale):
+        return None
     return out
 
 
