@@ -61,10 +61,21 @@ class Filters:
         if self.since is not None and self.until is not None and self.since > self.until:
             raise QueryError("since is after until; swap them")
 
-    def sql(self) -> tuple[str, list[Any]]:
+    def file_sql(self) -> tuple[list[str], list[Any]]:
+        """The conditions on the journal (``f``): scope, one session's file, agents."""
         clause, params = self.scope.sql("f")
         parts: list[str] = [clause]
         values: list[Any] = list(params)
+        if self.session_file is not None:
+            parts.append("f.id = ?")
+            values.append(self.session_file)
+        if self.agents:
+            parts.append(f"f.format IN ({','.join('?' * len(self.agents))})")
+            values.extend(self.agents)
+        return parts, values
+
+    def sql(self) -> tuple[str, list[Any]]:
+        parts, values = self.file_sql()
         if self.since is not None:
             parts.append("e.ts >= ?")
             values.append(self.since)
@@ -74,12 +85,6 @@ class Filters:
         if self.kinds:
             parts.append(f"e.kind IN ({','.join('?' * len(self.kinds))})")
             values.extend(self.kinds)
-        if self.session_file is not None:
-            parts.append("f.id = ?")
-            values.append(self.session_file)
-        if self.agents:
-            parts.append(f"f.format IN ({','.join('?' * len(self.agents))})")
-            values.extend(self.agents)
         if self.live is not None:
             parts.append("NOT (e.file_id = ? AND e.offset >= ?)")
             values.extend(self.live)

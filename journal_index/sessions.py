@@ -45,21 +45,13 @@ class SessionRow:
 def _where(filters: Filters) -> tuple[str, list[Any]]:
     """The filters of a search, read for whole sessions: a session is listed when its time span
     meets --since/--until and, with --kind, when it holds an entry of that kind."""
-    clause, params = filters.scope.sql("f")
-    parts: list[str] = [clause]
-    values: list[Any] = list(params)
+    parts, values = filters.file_sql()
     if filters.since is not None:
         parts.append("coalesce(f.last_ts, f.started) >= ?")
         values.append(filters.since)
     if filters.until is not None:
         parts.append("coalesce(f.started, f.last_ts) <= ?")
         values.append(filters.until)
-    if filters.session_file is not None:
-        parts.append("f.id = ?")
-        values.append(filters.session_file)
-    if filters.agents:
-        parts.append(f"f.format IN ({','.join('?' * len(filters.agents))})")
-        values.extend(filters.agents)
     if filters.kinds:
         parts.append(f"EXISTS (SELECT 1 FROM entries e WHERE e.file_id = f.id "
                      f"AND e.kind IN ({','.join('?' * len(filters.kinds))}))")
