@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +123,18 @@ class Freshener:
         """Wait until a pass has ended (at most ``seconds``): the first call to a brand-new index
         would find nothing otherwise. True when one did."""
         return self._passed.wait(seconds)
+
+    def wait_until(self, filled: Callable[[], bool], seconds: float) -> None:
+        """Wait (at most ``seconds``) until ``filled()`` holds, checked after each pass of ours
+        and every tenth of a second: a pass that took no lease (another server or `watch` holds
+        it, and fills the index) ends at once, and the first call must not go on with nothing.
+        A stop ends the wait."""
+        deadline = time.monotonic() + seconds
+        while not filled() and not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            (self._stop if self._passed.is_set() else self._passed).wait(min(left, 0.1))
 
     def poke(self) -> None:
         """A call came: run a pass soon (it will not wait for it)."""

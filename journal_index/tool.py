@@ -60,6 +60,11 @@ FILL_SECONDS = 2.0
 FIRST_PASS_SECONDS = 10.0
 
 
+
+def _filled(backfill: Mapping[str, Any] | None) -> bool:
+    """Whether a pass over the roots has ever finished in this index."""
+    return backfill is not None and backfill.get("finishedAt") is not None
+
 @dataclass
 class IndexState:
     """How fresh the index is, as this call found (and left) it."""
@@ -275,11 +280,11 @@ class MemoryTool:
                 state.current_file, state.current_session, state.context_from = row
         skip = [path] if path is not None else []
         state.backfill = backfill_progress(store)
-        never_filled = state.backfill is None or state.backfill.get("finishedAt") is None
-        if never_filled and self._freshener is not None:
+        if self._freshener is not None and not _filled(state.backfill):
             # No pass over the roots ever finished: the first answer of this process waits (a
-            # little) for the background thread's first pass, or it would find next to nothing.
-            self._freshener.wait_for_a_pass(FIRST_PASS_SECONDS)
+            # little) for one to end — ours, or that of whoever holds the backfill lease — or it
+            # would find next to nothing.
+            self._freshener.wait_until(lambda: _filled(backfill_progress(store)), FIRST_PASS_SECONDS)
             state.backfill = backfill_progress(store)
         if self._freshener is None:
             state.pending = self._fill(store, self.roots, skip)
