@@ -136,6 +136,10 @@ class Freshener:
                 return
             (self._stop if self._passed.is_set() else self._passed).wait(min(left, 0.1))
 
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
     def poke(self) -> None:
         """A call came: run a pass soon (it will not wait for it)."""
         self._wake.set()

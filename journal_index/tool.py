@@ -286,7 +286,9 @@ class MemoryTool:
             # would find next to nothing.
             self._freshener.wait_until(lambda: _filled(backfill_progress(store)), FIRST_PASS_SECONDS)
             state.backfill = backfill_progress(store)
-        if self._freshener is None:
+        if self._freshener is None or not (_filled(state.backfill) or self._freshener.stopped):
+            # No background thread, or no pass ended in time (a lease held by a process that
+            # died keeps passes off until it expires): this call indexes what it can itself.
             state.pending = self._fill(store, self.roots, skip)
         else:
             state.pending, state.freshening = pending(store, self.roots, skip), True
