@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from journal_index.formats import (
+from journal_index.formats.base import (
     IMAGE,
     SNIFF_LINES,
     AgentHints,

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from journal_index.formats import (
+from journal_index.formats.base import (
     IMAGE,
     AgentHints,
     Entry,
