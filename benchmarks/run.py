@@ -81,7 +81,7 @@ import journal_index
 from benchmarks import agent_corpora
 from benchmarks import corpus as corpus_mod
 from benchmarks.queries import CLASSES, Query, as_json, build_queries
-from journal_index import indexer, query
+from journal_index import indexer, journal_blocks, journal_pass, query
 from journal_index.formats import Root
 from journal_index.scope import Scope, is_home, resolve_scope
 from journal_index.store import Store, open_store
@@ -761,9 +761,9 @@ def finish(args: argparse.Namespace, metrics: dict[str, float], notes: list[str]
         notes.append(f"the 1-minute load average ({details['load_before'][0]:.1f} before, "
                      f"{details['load_after'][0]:.1f} after) exceeded the {cores} cores: other work "
                      "competed with this run")
-    details["indexer"] = {name: getattr(indexer, name) for name in
-                          ("CHUNK_BYTES", "GROUP_CHARS", "GROUP_ROWS", "MERGE_PAGES", "WORKERS_MIN_BYTES")
-                          if hasattr(indexer, name)}
+    details["indexer"] = {name: getattr(module, name) for module in (indexer, journal_blocks, journal_pass)
+                          for name in ("CHUNK_BYTES", "GROUP_CHARS", "GROUP_ROWS", "MERGE_PAGES", "WORKERS_MIN_BYTES")
+                          if hasattr(module, name)}
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m benchmarks.run", *sys.argv[1:]]),

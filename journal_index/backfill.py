@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from journal_index import indexer
+from journal_index import indexer, journal_pass
 from journal_index.formats import RootLike
 from journal_index.store import Store
 
@@ -146,7 +146,7 @@ def forget_vanished(store: Store, roots: Iterable[RootLike],
     absolute = [str(r.path) for r in indexer.as_roots(roots)]
     removed = 0
     for (path,) in store.rows("SELECT path FROM files ORDER BY path"):
-        if _under(path, absolute) and not os.path.exists(path) and indexer.remove_file(store, path):
+        if _under(path, absolute) and not os.path.exists(path) and journal_pass.remove_file(store, path):
             removed += 1
             if on_result is not None:
                 on_result(indexer.FileResult(path, removed=True))

@@ -11,7 +11,6 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,7 +18,7 @@ import apsw
 import click
 import orjson
 
-from journal_index import __version__, conversation, indexer, output, query, render
+from journal_index import __version__, indexer, output, query, render
 from journal_index.config import (
     CANDIDATES,
     QUERY_SECONDS,
@@ -36,7 +35,8 @@ from journal_index.db_identity import identify
 from journal_index.formats import FORMATS, KINDS, Root
 from journal_index.index_errors import classify
 from journal_index.redact import redact, redact_with_hits
-from journal_index.scope import ScopeError, has_sessions, resolve_scope, resolve_session
+from journal_index.scope import ScopeError, resolve_scope
+from journal_index.service import Caller, ReadRequest, Request, RequestError, Service
 from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
 from journal_index.time_bounds import TimeBoundError, parse_time_bound
 
@@ -95,13 +95,16 @@ class App:
             )
         return found
 
-    def ensure_indexed(self) -> None:
-        """A brand-new (or rebuilt) index is filled from the session roots before a query."""
-        store = self.store()
-        if store.value("SELECT count(*) FROM files", default=0) == 0:
-            roots = existing(self.roots)
-            if roots:
-                indexer.index_files(store, indexer.discover(roots), roots=roots)
+    def service(self) -> Service:
+        """The service layer over this index; a brand-new (or rebuilt) index is filled first."""
+        service = Service(self.store(), self.roots)
+        service.fill_if_new()
+        return service
+
+    @staticmethod
+    def caller(cwd: str | None) -> Caller:
+        """The person at this terminal, in ``cwd`` (default: the current folder)."""
+        return Caller(cwd=cwd or os.getcwd())
 
 
 def with_app(func: F) -> F:
@@ -118,6 +121,8 @@ def with_app(func: F) -> F:
                 # command refills it from the journals) and answer the same request once more.
                 app.recover(type(exc).__name__)
                 return func(app, *args, **kwargs)
+        except RequestError as exc:
+            raise click.ClickException(f"{exc.message}; {exc.hint}") from None
         except (query.QueryError, ScopeError, ConfigError, StoreError) as exc:
             raise click.ClickException(str(exc)) from None
         except apsw.BusyError:
@@ -179,41 +184,6 @@ def filter_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
-
-
-@dataclass
-class FilterArgs:
-    cwd: str | None
-    scope: str | None
-    session_id: str | None
-    agents: tuple[str, ...]
-    since: int | None  # epoch ms (time_bound_option)
-    until: int | None
-    kinds: tuple[str, ...]
-
-
-def build_filters(app: App, given: FilterArgs) -> tuple[query.Filters, str | None]:
-    """The filters, and a note to print when the scope was widened for the person asking."""
-    store = app.store()
-    cwd = given.cwd or os.getcwd()
-    session = resolve_session(store, given.session_id, agents=given.agents) if given.session_id else None
-    kind = given.scope or ("session" if session else "project")
-    note = None
-    scope = resolve_scope(store, kind, cwd, session)
-    if given.scope is None and kind == "project" and not has_sessions(store, scope):
-        # A person in a folder with no sessions of its own most likely wants everything.
-        scope = resolve_scope(store, "global")
-        note = (f"(no sessions were recorded in {redact(cwd)} or below; showing all projects — "
-                "--scope project keeps to this folder)")
-    filters = query.Filters(
-        scope=scope,
-        since=given.since,
-        until=given.until,
-        kinds=tuple(given.kinds),
-        session_file=session.file_id if session is not None and kind != "session" else None,
-        agents=tuple(given.agents),
-    )
-    return filters, note
 
 
 def nothing_found_hint(filters: query.Filters, words: bool) -> str:
@@ -331,25 +301,29 @@ def rebuild_cmd(app: App, as_json: bool) -> None:
 @filter_options
 @click.option("--limit", type=click.IntRange(1, CANDIDATES), default=10, show_default=True,
               help=f"How many results (at most {CANDIDATES}: the ranking looks at that many candidates).")
+@click.option("--offset", type=click.IntRange(0, CANDIDATES - 1), default=0, show_default=True,
+              help="Skip this many results: the next page of the same ranked list.")
 @json_option
 @with_app
 def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | None, session_id: str | None,
                agents: tuple[str, ...], since: int | None, until: int | None, kinds: tuple[str, ...], limit: int,
-               as_json: bool) -> None:
+               offset: int, as_json: bool) -> None:
     """Find entries by words (all words first, then most of them); no words lists the newest."""
-    app.ensure_indexed()
-    filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
+    service = app.service()
+    request = Request(" ".join(words), scope, session_id, agents, kinds, since, until, limit, offset)
     with app.store().time_limit(QUERY_SECONDS):
-        result = query.search(app.store(), " ".join(words), filters, limit=limit, roots=app.roots)
+        page = service.search(request, app.caller(cwd))
     if as_json:
-        emit_json(render.redact_json(result.as_json()))
+        emit_json(render.redact_json(page.as_json()))
         return
-    if note:
-        click.echo(note)
+    result, filters = page.result, page.resolved.filters
+    if page.resolved.note:
+        click.echo(page.resolved.note)
     if not result.hits:
         result = dataclasses.replace(result, hint=nothing_found_hint(filters, bool(words)))
     style = render.Style(color=render.use_color())
-    click.echo(render.search_text(result, style, what="search" if words else "newest entries"))
+    click.echo(render.search_text(result, style, what="search" if words else "newest entries", first=offset + 1,
+                                  next_offset=page.next_offset))
 
 
 @cli.command(name="read")
@@ -376,22 +350,7 @@ def read_cmd(app: App, entry_id: str | None, session_id: str | None, context: in
         raise click.UsageError("read needs an ENTRY_ID, or --session ID to read a whole session")
     if context is not None and (entry_id is None or offset):
         raise click.UsageError("--context N shows an entry in its place: give an ENTRY_ID and no --offset")
-    app.ensure_indexed()
-    store = app.store()
-    session = resolve_session(store, session_id) if session_id else None
-    here = resolve_scope(store, "project", cwd or os.getcwd())
-    resolved = resolve_scope(store, scope, cwd or os.getcwd(), session)
-    if entry_id is None:
-        assert session is not None
-        if not resolved.contains(session.cwd, session.file_id):
-            raise click.ClickException(f"session {redact(session_id or '')} is not in {render.scope_words(resolved)}; "
-                                       "use --scope global")
-        answer = conversation.read_session(store, session, offset=offset, roots=app.roots)
-    elif context is not None:
-        answer = conversation.read_context(store, entry_id, resolved, context, session=session, roots=app.roots,
-                                           prefer=here)
-    else:
-        answer = query.read(store, entry_id, resolved, session=session, offset=offset, roots=app.roots, prefer=here)
+    answer = app.service().read(ReadRequest(entry_id, session_id, scope, context, offset), app.caller(cwd))
     answer = render.redact_json(answer)
     if as_json:
         emit_json(answer)
@@ -412,9 +371,9 @@ def read_cmd(app: App, entry_id: str | None, session_id: str | None, context: in
 def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str | None, agents: tuple[str, ...],
                   since: int | None, until: int | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Compaction and branch summaries, newest first."""
-    app.ensure_indexed()
-    filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
-    result = query.summaries(app.store(), filters, limit=limit, roots=app.roots)
+    request = Request("", scope, session_id, agents, kinds, since, until, limit)
+    page = app.service().summaries(request, app.caller(cwd))
+    result, filters, note = page.result, page.resolved.filters, page.resolved.note
     if as_json:
         emit_json(render.redact_json(result.as_json(with_match=False)))
         return
@@ -437,11 +396,9 @@ def sessions_cmd(app: App, cwd: str | None, scope: str | None, session_id: str |
     A session is listed when its time span meets --since/--until and, with --kind, when it holds
     an entry of that kind.
     """
-    from journal_index.sessions import list_sessions
-
-    app.ensure_indexed()
-    filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
-    found = list_sessions(app.store(), filters, limit=limit, roots=app.roots)
+    request = Request("", scope, session_id, agents, kinds, since, until, limit)
+    found, resolved = app.service().sessions(request, app.caller(cwd))
+    filters, note = resolved.filters, resolved.note
     if as_json:
         emit_json(render.redact_json({"scope": filters.scope.as_json(), "sessions": [s.as_json() for s in found]}))
         return
@@ -666,12 +623,12 @@ def gc_cmd(app: App, confirm: bool, current: str | None, as_json: bool) -> None:
 @click.pass_context
 def service_cmd(ctx: click.Context, kind: str | None) -> None:
     """Print a service file that keeps `journal-index watch` running (install: see the README)."""
-    from journal_index import service
+    from journal_index import service_files
 
     top = ctx.find_root().params
     try:
-        click.echo(service.service_file(kind, top.get("db"), tuple(top.get("sessions") or ())), nl=False)
-    except service.ServiceError as exc:
+        click.echo(service_files.service_file(kind, top.get("db"), tuple(top.get("sessions") or ())), nl=False)
+    except service_files.ServiceFileError as exc:
         click.echo(f"journal-index: error: {exc}", err=True)
         sys.exit(2)
 

@@ -9,13 +9,10 @@ Long entries are cut (the cut says how much more there is); ``read ID`` gives on
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from typing import Any
 
-from journal_index.formats import Root
 from journal_index.hits import HIT_COLUMNS, Hit, QueryError, hits_of, iso
-from journal_index.query import PAGE_CHARS, UNAVAILABLE, Reader, locate_entry, reindex_stale
+from journal_index.query import PAGE_CHARS, UNAVAILABLE, Reader, Reindex, Roots, locate_entry, reindex_stale
 from journal_index.scope import Scope, SessionRef
 from journal_index.store import Store
 
@@ -23,8 +20,6 @@ CONTEXT_ENTRY_CHARS = 2_000  # a neighbour shown around an entry: enough to see 
 SESSION_ENTRY_CHARS = 4_000  # one entry of a session page: a giant tool output does not fill pages
 MAX_CONTEXT = 50
 _PAGE_ROWS = 400  # rows fetched per session page (a page holds far fewer at PAGE_CHARS)
-
-Roots = Sequence[Root | str | os.PathLike[str]] | None
 
 
 def _entry_json(hit: Hit, text: str | None, cut: int) -> dict[str, Any]:
@@ -70,13 +65,13 @@ def _neighbours(store: Store, target: Hit, count: int) -> list[Hit]:
 
 
 def read_context(store: Store, entry_id: str, scope: Scope, count: int, session: SessionRef | None = None,
-                 roots: Roots = None, prefer: Scope | None = None) -> dict[str, Any]:
+                 roots: Roots = None, prefer: Scope | None = None, reindex: Reindex | None = None) -> dict[str, Any]:
     """The entry ``entry_id`` names (as :func:`query.read` finds it) with the ``count`` entries
     before and after it in its session, each cut to a few thousand characters (the entry
     itself to a read page)."""
     if not 0 <= count <= MAX_CONTEXT:
         raise QueryError(f"context must be 0 to {MAX_CONTEXT} entries")
-    reader = Reader(store, roots)
+    reader = Reader(store, roots, reindex)
     for _attempt in (0, 1):
         found = locate_entry(store, reader, entry_id, scope, session, prefer)
         if isinstance(found, dict):
@@ -98,12 +93,12 @@ def read_context(store: Store, entry_id: str, scope: Scope, count: int, session:
 
 
 def read_session(store: Store, session: SessionRef, offset: int = 0, page_chars: int = PAGE_CHARS,
-                 roots: Roots = None) -> dict[str, Any]:
+                 roots: Roots = None, reindex: Reindex | None = None) -> dict[str, Any]:
     """A page of one session's entries in journal order, from the ``offset``-th entry on: as
     many as fit in ``page_chars`` characters (at least one), each cut to SESSION_ENTRY_CHARS."""
     if offset < 0:
         raise QueryError("offset must be 0 or more")
-    reader = Reader(store, roots)
+    reader = Reader(store, roots, reindex)
     for _attempt in (0, 1):
         total = int(store.value("SELECT count(*) FROM entries WHERE file_id = ?", (session.file_id,), default=0))
         if offset > 0 and offset >= total:

@@ -14,20 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal_index.call_sites import CallSite, parse_salvaging
 from journal_index.entry_text import call_summary, index_texts
-from journal_index.formats import Entry, JournalFormat, Parsed, SessionName, Skip, ToolCall, split_objects
+from journal_index.formats import Entry, JournalFormat, Parsed, SessionName, Skip
 from journal_index.redact import redact
 from journal_index.text_forms import index_form, indexed_part
 
 LINK_WINDOW = 1 << 20
 _PRUNE_AT = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class CallSite:
-    offset: int  # of the line (or salvaged object) that made the call
-    length: int
-    call: ToolCall
 
 
 Lookback = Callable[[str, int], CallSite | None]  # (call id, result offset) → its call before the pass
@@ -59,16 +53,6 @@ def lines_of(data: bytes, base_offset: int) -> list[tuple[int, bytes]]:
             out.append((base_offset + start, line))
         start = newline + 1
     return out
-
-
-def parse_salvaging(fmt: JournalFormat, line: bytes, offset: int) -> list[tuple[int, bytes, Any]]:
-    """(offset, bytes, parsed) for a line, or for each object of a line that holds several."""
-    parsed = fmt.parse_line(line, offset)
-    if parsed is Skip.MALFORMED:
-        pieces = split_objects(line)
-        if pieces:
-            return [(offset + s, line[s:e], fmt.parse_line(line[s:e], offset + s)) for s, e in pieces]
-    return [(offset, line, parsed)]
 
 
 class Extractor:
@@ -150,13 +134,3 @@ class Extractor:
             out.last_ts = entry.ts
         if entry.kind == "compaction":
             out.compactions.append((offset, entry.kept_from))
-
-
-def find_call(fmt: JournalFormat, call_id: str, line: bytes, offset: int) -> CallSite | None:
-    """The call ``call_id`` made by the line (or one of its salvaged objects) at ``offset``."""
-    for piece_offset, piece, parsed in parse_salvaging(fmt, line, offset):
-        if isinstance(parsed, Entry):
-            for call in parsed.calls:
-                if call.call_id == call_id:
-                    return CallSite(piece_offset, len(piece), call)
-    return None

@@ -27,7 +27,8 @@ import apsw
 
 from journal_index import backfill
 from journal_index.formats import Root, choose_format, open_journal
-from journal_index.indexer import HEAD_BYTES, discover, pending_bytes
+from journal_index.indexer import discover, pending_bytes
+from journal_index.journal_blocks import HEAD_BYTES
 from journal_index.store import Store, open_store
 
 PASS_GAP_SECONDS = 2.0  # a call asks for a pass; passes start at most this often

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_index import backfill, indexer
+from journal_index import backfill, indexer, journal_blocks, journal_pass
 from journal_index.config import now_ms
 from journal_index.counts import count
 from journal_index.formats import FORMATS, RootLike
@@ -85,7 +85,7 @@ def identity_of(fd: int) -> FileIdentity:
     st = os.fstat(fd)
     head = os.pread(fd, HEAD_HASH_BYTES, 0)
     return FileIdentity(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
-                        indexer.fingerprint(head))
+                        journal_blocks.fingerprint(head))
 
 
 def identity_at(path: str) -> FileIdentity:
@@ -243,7 +243,7 @@ def confirm(store: Store, roots: Iterable[RootLike],
         if reason is not None:
             result.skipped.append((path, reason))
             continue
-        indexer.remove_file(store, path)
+        journal_pass.remove_file(store, path)
         result.deleted.append(path)
     with store.write():
         store.conn.execute("DELETE FROM gc_preview")

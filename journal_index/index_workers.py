@@ -29,18 +29,11 @@ from typing import Any
 from journal_index import output
 from journal_index.extract import Extractor
 from journal_index.formats import FORMATS, Root, open_journal
-from journal_index.indexer import (
-    JOURNALS_PER_WORKER,
-    Block,
-    _index_serially,
-    _Journal,
-    _start_journal,
-    _Writer,
-    lookback,
-    read_blocks,
-)
+from journal_index.journal_blocks import Block, lookback, read_blocks
+from journal_index.journal_pass import Journal, Writer, index_serially, start_journal
 from journal_index.store import Store
 
+JOURNALS_PER_WORKER = 2  # journals handed to each worker at a time
 RESULTS_AHEAD = 3
 STOP_CHECK_SECONDS = 0.25  # the longest a stop waits while no worker has sent anything
 WORKER_NICENESS = 10
@@ -167,14 +160,14 @@ class _Worker:
         self.results.close()
 
 
-def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: _Writer, count: int,
+def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: Writer, count: int,
                      stop: Callable[[], bool] = lambda: False) -> None:
     """Journals are checked (and registered, reset) here, parsed and redacted by ``count``
     workers, and their blocks written here in each journal's order as they come back. Once
     ``stop()`` says True, the journals in flight end at the block written last and the workers
     are stopped (see :func:`indexer.index_files`)."""
     workers: list[_Worker] = []
-    in_flight: dict[int, tuple[_Journal, _Worker]] = {}
+    in_flight: dict[int, tuple[Journal, _Worker]] = {}
     queued = iter(paths)
     next_key = 0
 
@@ -187,7 +180,7 @@ def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: 
             path = next(queued, None)
             if path is None:
                 return
-            journal, ready = _start_journal(store, path, roots, False)
+            journal, ready = start_journal(store, path, roots, False)
             if not ready:
                 writer.finish(journal)
                 continue
@@ -204,7 +197,7 @@ def index_in_workers(store: Store, paths: list[str], roots: list[Root], writer: 
             for _ in range(count):
                 workers.append(_Worker())
         except OSError:  # no interpreter to start (an embedded or frozen one): parse here
-            _index_serially(store, paths, roots, writer, stop)
+            index_serially(store, paths, roots, writer, stop)
             complete = True
             return
         by_conn = {w.results: w for w in workers}

@@ -11,18 +11,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import apsw
 
 from journal_index import giant_line
+from journal_index.call_sites import find_call
 from journal_index.config import now_ms
 from journal_index.echoes import below_their_originals
 from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
-from journal_index.extract import find_call
-from journal_index.formats import SUMMARY_KINDS, Entry, Root, ToolCall, get_format
+from journal_index.formats import SUMMARY_KINDS, Entry, Root, ToolCall, get_format, open_journal
 from journal_index.hits import (
     HIT_COLUMNS,
     TIME_EXAMPLE,
@@ -35,7 +35,6 @@ from journal_index.hits import (
     parse_time_bound,
     short_entry_id,
 )
-from journal_index.indexer import index_file, open_journal
 from journal_index.ranking import asks_for_now, match_quality, newest_first_among_the_best, rank, rerank
 from journal_index.scope import Scope, SessionRef
 from journal_index.store import Store
@@ -46,13 +45,19 @@ __all__ = ["TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "iso"
 
 PAGE_CHARS = 16_000
 UNAVAILABLE = "[journal line unavailable]"
+# Redo one journal from its start (it was rewritten under the index); True when that moved
+# anything. The query side never writes the index itself: the service layer hands this in.
+Reindex = Callable[[str], bool]
+Roots = Sequence[Root | str | os.PathLike[str]] | None
 
 
 class Reader:
     """Re-reads and verifies journal lines, and tokenizes for excerpts, over one store."""
 
-    def __init__(self, store: Store, roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> None:
+    def __init__(self, store: Store, roots: Roots = None, reindex: Reindex | None = None) -> None:
         self.store = store
+        # Without it, a line that is not its entry reads as unavailable and nothing is redone.
+        self.reindex = reindex
         # Journals are only opened where they resolve inside these folders (None: anywhere,
         # for in-process callers and tests); a tampered path or a symlink out reads as unavailable.
         self.roots = None if roots is None else [os.path.realpath(os.fspath(r.path if isinstance(r, Root) else r))
@@ -164,12 +169,13 @@ def reindex_stale(store: Store, reader: Reader, paths: Iterable[str]) -> bool:
     """Reindex the journals whose lines turned out not to be their entries (those inside the
     roots only: a journal outside them is never read). True when that moved anything; then the
     lines read so far may have moved too, and the reader forgets them."""
+    if reader.reindex is None:
+        return False
     changed = False
     for path in paths:
         if reader.resolve(path) is None:
             continue
-        result = index_file(store, path, rebuild=True)
-        changed = changed or bool(result.reset or result.removed or result.entries > 0)
+        changed = reader.reindex(path) or changed
     if changed:
         reader.forget()
     return changed
@@ -208,10 +214,10 @@ def _page(store: Store, reader: Reader, ranked: list[Hit], terms: set[str], limi
 
 
 def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
-           now: int | None = None, roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> SearchResult:
+           now: int | None = None, roots: Roots = None, reindex: Reindex | None = None) -> SearchResult:
     if limit < 1:
         raise QueryError("limit must be at least 1")
-    reader = Reader(store, roots)
+    reader = Reader(store, roots, reindex)
     groups = query_groups(query or "")
     terms = reader.query_terms(groups)
     for attempt in (0, 1):
@@ -230,11 +236,11 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def summaries(store: Store, filters: Filters, limit: int = 10,
-              roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> SearchResult:
+def summaries(store: Store, filters: Filters, limit: int = 10, roots: Roots = None,
+              reindex: Reindex | None = None) -> SearchResult:
     kinds = tuple(k for k in filters.kinds if k in SUMMARY_KINDS) or SUMMARY_KINDS
     narrowed = dataclasses.replace(filters, kinds=kinds)
-    reader = Reader(store, roots)
+    reader = Reader(store, roots, reindex)
     for attempt in (0, 1):
         hits = _page(store, reader, _newest(store, narrowed, limit * 4), set(), limit, retry=attempt == 0)
         if hits is not None:
@@ -325,8 +331,8 @@ def locate_entry(store: Store, reader: Reader, entry_id: str, scope: Scope, sess
             return _ambiguous(entry_id, chosen)
         text = reader.verified_text(chosen)
         if text is None:
-            if attempt == 0 and reader.resolve(chosen.path) is not None:
-                index_file(store, chosen.path, rebuild=True)
+            if attempt == 0 and reader.reindex is not None and reader.resolve(chosen.path) is not None:
+                reader.reindex(chosen.path)
                 reader.forget()  # the lines read so far may have moved
                 continue
             return {"status": "unavailable", "entryId": entry_id,
@@ -336,8 +342,8 @@ def locate_entry(store: Store, reader: Reader, entry_id: str, scope: Scope, sess
 
 
 def read(store: Store, entry_id: str, scope: Scope, session: SessionRef | None = None,
-         offset: int = 0, page_chars: int = PAGE_CHARS,
-         roots: Sequence[Root | str | os.PathLike[str]] | None = None, prefer: Scope | None = None) -> dict[str, Any]:
+         offset: int = 0, page_chars: int = PAGE_CHARS, roots: Roots = None, prefer: Scope | None = None,
+         reindex: Reindex | None = None) -> dict[str, Any]:
     """One entry's verified, redacted text, a page at a time (journals opened only inside ``roots``).
 
     ``entry_id`` may be a unique prefix (:func:`entry_candidates`). ``session`` picks among
@@ -346,7 +352,7 @@ def read(store: Store, entry_id: str, scope: Scope, session: SessionRef | None =
     """
     if offset < 0:
         raise QueryError("offset must be 0 or more")
-    found = locate_entry(store, Reader(store, roots), entry_id, scope, session, prefer)
+    found = locate_entry(store, Reader(store, roots, reindex), entry_id, scope, session, prefer)
     if isinstance(found, dict):
         return found
     chosen, text = found

@@ -19,7 +19,7 @@ from journal_index.counts import count
 from journal_index.entry_text import ANSWER_END, ANSWER_START
 from journal_index.query import Hit, SearchResult, iso, short_entry_id
 from journal_index.redact import redact
-from journal_index.scope import Scope
+from journal_index.scope import scope_words
 
 BOLD_YELLOW = "\x1b[1;33m"
 DIM = "\x1b[2m"
@@ -97,15 +97,6 @@ def where(result: SearchResult) -> str:
     return scope_words(result.scope)
 
 
-def scope_words(scope: Scope) -> str:
-    """A scope as the answers name it ("project /home/dev/x", "all projects"), redacted."""
-    if scope.kind == "project":
-        return redact(f"project {scope.root or '?'}")
-    if scope.kind == "session":
-        return redact(f"session {scope.session_id}")
-    return "all projects"
-
-
 def hit_header(hit: Hit, style: Style, root: str | None = None) -> str:
     """One line naming a hit; redacted whole (ids, cwds and tool names come from journals)."""
     when = (iso(hit.ts) or "?")[:16].replace("T", " ")
@@ -165,6 +156,8 @@ def search_text(result: SearchResult, style: Style, *, what: str = "search", fir
         lines.append(redact(f"read one whole: journal-index read {_entry(best.entry_id, style)}"
                             + (f" --session {best.format}:{_session(best.session_id, style)}"
                                if best.session_id else "")))
+        if next_offset is not None:
+            lines.append(f"next page: the same command with --offset {next_offset}")
     return "\n".join(lines)
 
 

@@ -198,3 +198,12 @@ def session_within(session: SessionRef, project: Scope) -> bool:
 
 def wider_than(kind: str, limit: str) -> bool:
     return SCOPES.index(kind) > SCOPES.index(limit)
+
+
+def scope_words(scope: Scope) -> str:
+    """A scope as the answers name it ("project /home/dev/x", "all projects"), redacted."""
+    if scope.kind == "project":
+        return redact(f"project {scope.root or '?'}")
+    if scope.kind == "session":
+        return redact(f"session {scope.session_id}")
+    return "all projects"

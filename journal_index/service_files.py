@@ -24,7 +24,7 @@ def carried_env_names() -> tuple[str, ...]:
     return OWN_ENV + tuple(name for fmt in all_formats() for name in fmt.env_vars())
 
 
-class ServiceError(ValueError):
+class ServiceFileError(ValueError):
     pass
 
 
@@ -108,8 +108,8 @@ def _carried(env: dict[str, str] | None) -> dict[str, str]:
 
 def service_file(kind: str | None, db: str | None = None, sessions: tuple[str, ...] = ()) -> str:
     if kind is None:
-        raise ServiceError(f"say which service file to print: --print {' or --print '.join(KINDS)}")
+        raise ServiceFileError(f"say which service file to print: --print {' or --print '.join(KINDS)}")
     if kind not in KINDS:
-        raise ServiceError(f"--print takes {' or '.join(KINDS)}, not {kind!r}")
+        raise ServiceFileError(f"--print takes {' or '.join(KINDS)}, not {kind!r}")
     command = watch_command(db, sessions)
     return systemd_unit(command) if kind == "systemd" else launchd_plist(command)

@@ -33,16 +33,11 @@ from journal_index.formats import Root
 from journal_index.freshness import Freshener, Pending, pending
 from journal_index.index_errors import classify
 from journal_index.indexer import as_roots, index_file
-from journal_index.ranking import match_quality
 from journal_index.scope import (
-    Scope,
     ScopeError,
     SessionRef,
-    find_sessions,
-    resolve_scope,
-    resolve_session,
-    wider_than,
 )
+from journal_index.service import Caller, ReadRequest, Request, RequestError, Service
 from journal_index.status import backfill_progress
 from journal_index.store import BROKEN_INDEX, Store, StoreError, UnwritableIndexError, open_store, recover
 from journal_index.time_bounds import TimeBoundError
@@ -221,6 +216,8 @@ class MemoryTool:
                 return self._dispatch(store, args, state)
         except ToolError as exc:
             return self._error(exc, state)
+        except RequestError as exc:
+            return self._error(ToolError(exc.code, exc.message, exc.hint), state)
         except (query.QueryError, TimeBoundError, ScopeError, ConfigError) as exc:
             return self._error(bad_argument(str(exc), "fix that argument and call again"), state)
         except apsw.InterruptError:
@@ -316,79 +313,31 @@ class MemoryTool:
         row = store.one("SELECT format, session_id, id, path, cwd FROM files WHERE id = ?", (state.current_file,))
         return None if row is None else SessionRef(row[0], row[1] or "", row[2], row[3], row[4])
 
-    def _named_session(self, store: Store, given: str, current: SessionRef | None) -> SessionRef:
-        """The session a sessionId names, looked for only where this agent may look: its own
-        session, then (unless the operator allows everything) its project. An id of another
-        project, or another agent's journal carrying the same id, is never matched there."""
-        if current is not None and find_sessions(store, given, Scope("session", session=current)):
-            return current
-        within = None if self.max_scope == "global" else resolve_scope(store, "project", self.cwd)
-        if not find_sessions(store, given, within):  # unknown reads exactly like "not in this project"
-            raise ToolError("session_not_found", f"no session {given} in this project",
-                            "omit sessionId, or use scope 'project'")
-        try:
-            return resolve_session(store, given, within)
-        except ScopeError as exc:
-            raise ToolError("ambiguous", str(exc), "pass sessionId as agent:id, as the error lists them") from None
-
-    def _scope(self, store: Store, args: Args, state: IndexState) -> tuple[Scope, SessionRef | None]:
-        """The scope asked for, within the operator's limit; for 'session', whose."""
-        kind = args.scope or ("session" if self.max_scope == "session" else "project")
-        if wider_than(kind, self.max_scope):
-            allowed = " or ".join(repr(s) for s in reversed(SCOPES[: SCOPES.index(self.max_scope) + 1]))
-            raise ToolError("scope_not_allowed",
-                            f"scope {kind!r} is wider than the limit {self.max_scope!r} the operator set",
-                            f"use scope {allowed}")
-        current = self._current_session(store, state)
-        session = current
-        if args.session_id:
-            session = self._named_session(store, args.session_id, current)
-        if self.max_scope == "session" and args.session_id and session != current:
-            raise ToolError("scope_not_allowed", "only the current session may be searched here",
-                            "omit sessionId")
-        if kind == "session" and session is None:
-            raise ToolError("missing_argument", "the current session is not known (its journal was not found)",
-                            "pass a sessionId from a hit, or use scope 'project'")
-        return resolve_scope(store, kind, self.cwd, session), session
-
     def _dispatch(self, store: Store, args: Args, state: IndexState) -> Answer:
-        scope, session = self._scope(store, args, state)
         # Journals are only opened inside the session roots (and the current journal's folder).
         roots: list[Root] = [*self.roots]
         if self.session_file:
             roots.append(Root(Path(os.path.dirname(self.session_file))))
-        if args.action == "read":
-            return self._read(store, args, scope, session, state, roots)
+        service = Service(store, roots)
         live = (state.current_file, state.context_from) if state.current_file is not None else None
-        filters = query.Filters(
-            scope=scope,
-            since=query.parse_time_bound(args.since, end=False) if args.since else None,
-            until=query.parse_time_bound(args.until, end=True) if args.until else None,
-            kinds=(args.kind,) if args.kind else (),
-            live=live,
-        )
-        wanted = args.offset + SEARCH_LIMIT + 1  # one more tells whether another page exists
-        if args.action == "search":
-            found = query.search(store, args.query, filters, limit=wanted, roots=roots)
-        else:
-            found = query.summaries(store, filters, limit=wanted, roots=roots)
-        more = len(found.hits) > args.offset + SEARCH_LIMIT
-        shown = found.hits[args.offset: args.offset + SEARCH_LIMIT]
-        # How well the shown hits match is said of them (the one fetched beyond them is not shown).
-        match, hint = match_quality(shown) if args.action == "search" and args.query else (found.match, found.hint)
-        page = query.SearchResult(match, hint, found.scope, shown)
+        caller = Caller(cwd=self.cwd, person=False, max_scope=self.max_scope,
+                        current=self._current_session(store, state), live=live)
+        if args.action == "read":
+            return self._read(service, caller, args, state)
+        request = Request(args.query or "", args.scope, args.session_id, kinds=(args.kind,) if args.kind else (),
+                          since=args.since, until=args.until, limit=SEARCH_LIMIT, offset=args.offset)
+        found = service.search(request, caller) if args.action == "search" else service.summaries(request, caller)
+        page = found.result
         _shorten_excerpts(page, EXCERPT_CHARS)
-        result = render.redact_json(page.as_json(with_match=args.action == "search"))
-        if scope.kind == "session":
-            result["scope"].update(render.redact_json(self._session_json(session)))
-        result["offset"] = args.offset
-        result["nextOffset"] = args.offset + SEARCH_LIMIT if more else None
+        result = render.redact_json(found.as_json())
+        if page.scope.kind == "session":
+            result["scope"].update(render.redact_json(self._session_json(found.resolved.session)))
         what = ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
 
         def answer_text() -> str:
             # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
             return render.signed(render.search_text(page, render.MODEL, what=what, first=args.offset + 1,
-                                                    next_offset=result["nextOffset"]) + "\n" + state.text())
+                                                    next_offset=found.next_offset) + "\n" + state.text())
 
         # The model reads the whole answer: past ANSWER_CHARS the excerpts give way, all alike.
         text, cap = answer_text(), EXCERPT_CHARS
@@ -405,11 +354,11 @@ class MemoryTool:
             return {"sessionId": None, "agent": None, "file": None, "cwd": None}
         return {"sessionId": session.session_id, "agent": session.agent, "file": session.path, "cwd": session.cwd}
 
-    def _read(self, store: Store, args: Args, scope: Scope, session: SessionRef | None, state: IndexState,
-              roots: list[Root]) -> Answer:
+    def _read(self, service: Service, caller: Caller, args: Args, state: IndexState) -> Answer:
         assert args.entry_id is not None
-        answer = render.redact_json(query.read(store, args.entry_id, scope, session=session,
-                                               offset=args.offset, page_chars=READ_PAGE_CHARS, roots=roots))
+        request = ReadRequest(args.entry_id, args.session_id, args.scope, offset=args.offset,
+                              page_chars=READ_PAGE_CHARS)
+        answer = render.redact_json(service.read(request, caller))
         body = render.read_text(answer, render.MODEL)
         if answer["status"] == "ok":
             return Answer(render.signed(body + "\n" + state.text()), answer, None, state.as_json())

@@ -11,6 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from journal_index.hits import Hit
+from journal_index.service import Caller, ReadRequest, Request, Service
 from journal_index.store import Store
 
 FTS_TABLES = ("entries_fts", "entries_bulk")
@@ -236,3 +238,14 @@ def scratch_rows(tmp_path: Path, root: Path) -> list[tuple[Any, ...]]:
     finally:
         store.close()
     return relative_rows(db, root)
+
+
+def served_hits(store: Store, words: str, limit: int = 10) -> list[Hit]:
+    """A global search as every front end makes it: through the service layer, which has a
+    journal found rewritten under the index indexed again."""
+    return Service(store).search(Request(words, scope="global", limit=limit), Caller(cwd="/")).result.hits
+
+
+def served_read(store: Store, entry_id: str) -> dict[str, Any]:
+    """``read`` of one entry anywhere, through the service layer (see :func:`served_hits`)."""
+    return Service(store).read(ReadRequest(entry_id, scope="global"), Caller(cwd="/"))

@@ -30,11 +30,11 @@ from journal_index.formats import (
     parse_time,
 )
 from journal_index.indexer import index_file
-from journal_index.query import Filters, read, search
+from journal_index.query import Filters, search
 from journal_index.scope import resolve_scope
 from journal_index.store import Store, open_store
 from tests import format_samples as samples
-from tests.helpers import index_tokens, scratch_snapshot, snapshot, vocabulary
+from tests.helpers import index_tokens, scratch_snapshot, served_hits, served_read, snapshot, vocabulary
 
 # -- a toy format, registered only for this suite ----------------------------------------------
 
@@ -143,11 +143,11 @@ def _global(store: Store) -> Filters:
 
 
 def _read(store: Store, entry_id: str) -> dict[str, Any]:
-    return read(store, entry_id, resolve_scope(store, "global"))
+    return served_read(store, entry_id)
 
 
 def _texts(store: Store, words: str) -> list[str]:
-    return [hit.excerpt for hit in search(store, words, _global(store), limit=50).hits]
+    return [hit.excerpt for hit in served_hits(store, words, limit=50)]
 
 
 def test_the_format_is_recognized_and_indexed(fresh: Store, sample: samples.Sample) -> None:

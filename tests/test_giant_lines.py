@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from journal_index import giant_line, indexer, query
+from journal_index import giant_line, indexer, journal_blocks, query
 from journal_index.formats import Entry, get_format
 from journal_index.indexer import index_file
 from journal_index.scope import Scope
@@ -166,7 +166,7 @@ def test_a_giant_read_in_many_pieces_or_resumed_indexes_as_from_scratch(
 
     # Written up to the middle of the giant: the cursor waits before it.
     journal.write_bytes(whole[:giant_end - 1000])
-    monkeypatch.setattr(indexer, "CHUNK_BYTES", 4096)  # the giant arrives over many reads
+    monkeypatch.setattr(journal_blocks, "CHUNK_BYTES", 4096)  # the giant arrives over many reads
     first = index_file(store, journal)
     assert first.entries == 1 and first.skipped == 0
     assert store.value("SELECT cursor FROM files") == whole.index(b'{"type":"message","id":"aaaa0002"')
@@ -175,7 +175,7 @@ def test_a_giant_read_in_many_pieces_or_resumed_indexes_as_from_scratch(
     assert second.entries == 2 and second.skipped == 0
     assert store.value("SELECT cursor FROM files") == len(whole)
 
-    monkeypatch.setattr(indexer, "CHUNK_BYTES", 1 << 20)  # the giant inside one read
+    monkeypatch.setattr(journal_blocks, "CHUNK_BYTES", 1 << 20)  # the giant inside one read
     assert snapshot(store) == scratch_snapshot([journal])
 
 

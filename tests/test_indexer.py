@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_index import giant_line, indexer
+from journal_index import giant_line, journal_blocks, journal_pass
 from journal_index.indexer import discover, index_file, index_files
 from journal_index.store import Store
 from tests.conftest import FIXTURES
@@ -194,9 +194,9 @@ def test_deleted_journal_is_forgotten(indexed_store: Store, sessions_root: Path)
 def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions_root: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     path = sessions_root / BE1
-    monkeypatch.setattr(indexer, "CHUNK_BYTES", 16 * 1024)
-    monkeypatch.setattr(indexer, "GROUP_CHARS", 16 * 1024)
-    real_commit = indexer._Journal.apply
+    monkeypatch.setattr(journal_blocks, "CHUNK_BYTES", 16 * 1024)
+    monkeypatch.setattr(journal_pass, "GROUP_CHARS", 16 * 1024)
+    real_commit = journal_pass.Journal.apply
     calls = {"n": 0}
 
     def failing_commit(self, *args, **kwargs):
@@ -205,12 +205,12 @@ def test_a_crash_between_batches_leaves_a_resumable_state(store: Store, sessions
             raise KeyboardInterrupt("simulated crash")
         return real_commit(self, *args, **kwargs)
 
-    monkeypatch.setattr(indexer._Journal, "apply", failing_commit)
+    monkeypatch.setattr(journal_pass.Journal, "apply", failing_commit)
     with pytest.raises(KeyboardInterrupt):
         index_file(store, path)
     partial = store.value("SELECT count(*) FROM entries")
     assert 0 < partial < 150
-    monkeypatch.setattr(indexer._Journal, "apply", real_commit)
+    monkeypatch.setattr(journal_pass.Journal, "apply", real_commit)
     index_file(store, path)
     assert scratch_snapshot([path]) == snapshot(store)
 
@@ -292,8 +292,8 @@ def test_no_planted_secret_becomes_a_term(indexed_store: Store) -> None:
 
 def test_transactions_spanning_journals_give_the_same_index(store: Store, sessions_root: Path, legacy_dir: Path,
                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(indexer, "CHUNK_BYTES", 64 * 1024)  # many blocks, across files
-    monkeypatch.setattr(indexer, "GROUP_CHARS", 256 * 1024)
+    monkeypatch.setattr(journal_blocks, "CHUNK_BYTES", 64 * 1024)  # many blocks, across files
+    monkeypatch.setattr(journal_pass, "GROUP_CHARS", 256 * 1024)
     paths = discover([sessions_root]) + discover([legacy_dir])
     report = index_files(store, paths)
     assert report.errors == [] and report.files == 30
@@ -303,7 +303,7 @@ def test_transactions_spanning_journals_give_the_same_index(store: Store, sessio
 def test_a_long_line_at_the_end_waits_for_its_newline(store: Store, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(giant_line, "GIANT_LINE_BYTES", 5_000)
-    monkeypatch.setattr(indexer, "CHUNK_BYTES", 1024)
+    monkeypatch.setattr(journal_blocks, "CHUNK_BYTES", 1024)
     path = tmp_path / "long.jsonl"
     header = b'{"type":"session","version":3,"id":"s","cwd":"/w"}\n'
     first = json.dumps({"type": "message", "id": "e0000001", "message": {"role": "user", "content": "hi"}})
@@ -324,7 +324,7 @@ def test_a_journal_taken_over_by_another_process_does_not_stop_the_others(
         store: Store, sessions_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = discover([sessions_root])
     victim = paths[3]
-    real_apply = indexer._Journal.apply
+    real_apply = journal_pass.Journal.apply
 
     def apply_after_another_process_moved_the_cursor(self, block, extracted):
         if self.path == victim and not self.conflicted:  # another process registered and indexed a line
@@ -332,7 +332,7 @@ def test_a_journal_taken_over_by_another_process_does_not_stop_the_others(
                                     "ON CONFLICT(path) DO UPDATE SET cursor = cursor + 1", (self.path,))
         return real_apply(self, block, extracted)
 
-    monkeypatch.setattr(indexer._Journal, "apply", apply_after_another_process_moved_the_cursor)
+    monkeypatch.setattr(journal_pass.Journal, "apply", apply_after_another_process_moved_the_cursor)
     report = index_files(store, paths)
     assert report.errors == [] and report.files == len(paths)
     others = [Path(p) for p in paths if p != victim]

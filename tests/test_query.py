@@ -21,7 +21,7 @@ from journal_index.text_forms import query_groups
 from journal_index.time_bounds import TimeBoundError
 from tests.conftest import FIXTURES
 from tests.eval.run_eval import evaluate, load_questions
-from tests.helpers import load_secrets
+from tests.helpers import load_secrets, served_hits, served_read
 
 PRJCT = "/home/dev/Apps/prjct"
 BE = f"{PRJCT}/prjct-be"
@@ -170,15 +170,14 @@ def test_a_rewritten_journal_never_returns_a_stale_or_wrong_line(how: str, store
     if how == "same_length_same_mtime":
         assert path.stat().st_size == stat.st_size
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    scope = resolve_scope(store, "global")
-    answer = read(store, "old00001", scope)
+    answer = served_read(store, "old00001")
     assert answer["status"] in {"unavailable", "not_found"}
     assert "penguin" not in json.dumps(answer)
-    hits = search(store, "walrus", Filters(scope)).hits
+    hits = served_hits(store, "walrus")
     assert all("penguin" not in h.excerpt for h in hits)
     assert not [h for h in hits if h.entry_id == "old00001" and h.excerpt != "[journal line unavailable]"]
     # the journal was reindexed: the new line is found and readable
-    assert read(store, "new00001", scope)["text"].startswith("penguin")
+    assert served_read(store, "new00001")["text"].startswith("penguin")
 
 
 def test_vanished_journal_lines_show_as_unavailable(indexed_store: Store, sessions_root: Path) -> None:
@@ -186,7 +185,7 @@ def test_vanished_journal_lines_show_as_unavailable(indexed_store: Store, sessio
     victim = Path(hits[0].path)
     victim.chmod(0o644)
     victim.unlink()
-    again = search(indexed_store, "selectinload", Filters(resolve_scope(indexed_store, "global"))).hits
+    again = served_hits(indexed_store, "selectinload")
     assert all(Path(h.path) != victim for h in again)  # its rows were dropped on the failed re-read
 
 
@@ -276,7 +275,7 @@ def test_cli_contract_shapes(tmp_path: Path, sessions_root: Path) -> None:
     base = ["--db", str(tmp_path / "c.db"), "--sessions", str(sessions_root)]
     cli_json(*base, "index", "--json")
     found = cli_json(*base, "search", "token", "bucket", "--cwd", BE, "--json")
-    assert set(found) == {"match", "hint", "scope", "results"}
+    assert set(found) == {"match", "hint", "scope", "results", "offset", "nextOffset"}
     assert found["scope"] == {"kind": "project", "root": PRJCT}
     assert set(found["results"][0]) == {"entryId", "sessionId", "agent", "path", "time", "kind", "role", "tool",
                                         "cwd", "score", "excerpt", "alsoIn"}

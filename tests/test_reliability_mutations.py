@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from journal_index import query
-from journal_index.extract import parse_salvaging
+from journal_index.call_sites import parse_salvaging
 from journal_index.formats import Entry, pi
 from journal_index.indexer import index_file
 from journal_index.redact import redact
@@ -65,7 +65,7 @@ def message_line(entry_id: str, parent: str | None, words: list[str], role: str 
 def texts_by_id(paths: list[str]) -> dict[str, list[str]]:
     """id → redacted texts of every entry in the current files (the last line may be partial).
     A line holding several objects (a lost newline) counts each of them, as the indexer salvages
-    them (``extract.parse_salvaging``)."""
+    them (``call_sites.parse_salvaging``)."""
     found: dict[str, list[str]] = {}
     for path in paths:
         try:

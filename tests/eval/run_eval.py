@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import journal_index.formats
-from journal_index.extract import find_call
+from journal_index.call_sites import find_call
 from journal_index.formats import Entry, get_format
 from journal_index.hits import Hit
 from journal_index.indexer import discover, index_file, index_files

@@ -1,0 +1,113 @@
+"""The shape of the package, checked from its source: no import cycles, the query side never
+reaches the indexing side, no module too long to read. Imports are read with ``ast`` (those
+inside functions too: a lazy import is still an arrow)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "journal_index"
+MAX_LINES = 600
+# The indexing side writes the index from the journals; the query side reads both.
+INDEXING = {"indexer", "journal_pass", "journal_blocks", "index_workers", "backfill", "extract", "watch",
+            "freshness", "gc"}
+QUERY = {"query", "conversation", "sessions", "ranking", "excerpt", "hits", "render", "echoes", "entry_text",
+         "text_forms", "synonyms", "call_sites", "scope"}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``path`` imports ("" is the package itself)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "journal_index" or name.startswith("journal_index."):
+                inner = name.removeprefix("journal_index").removeprefix(".")
+                if inner in known:
+                    out.add(inner)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    edges = {name: _imports(path, known) for name, path in modules.items()}
+    for name, targets in edges.items():
+        # (Importing a submodule runs its package first: that arrow is Python's and not counted;
+        # a module importing names from its own package is counted.)
+        targets.discard("")
+        targets.discard(name)
+    return edges
+
+
+def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == 1:
+                return path[path.index(target):] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def _reach(edges: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for target in edges.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycles() -> None:
+    assert _cycle(graph()) is None
+
+
+def test_the_query_side_never_imports_the_indexing_side() -> None:
+    edges = graph()
+    assert set(edges) >= QUERY and set(edges) >= INDEXING  # the lists name real modules
+    for module in sorted(QUERY):
+        assert not (_reach(edges, module) & INDEXING), module
+
+
+def test_only_the_service_layer_and_the_front_ends_ask_the_indexer_to_redo_a_journal() -> None:
+    users = {name for name, targets in graph().items() if "indexer" in targets}
+    assert users & QUERY == set()
+    assert "service" in users
