@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from journal_index import indexer, journal_pass
+from journal_index import index_sql, indexer
 from journal_index.formats import RootLike
 from journal_index.store import Store
 
@@ -47,14 +47,6 @@ def parse_lease(raw: str | None) -> tuple[str, float] | None:
         return None
 
 
-def _set_meta(store: Store, key: str, value: str) -> None:
-    """Upsert inside the caller's transaction."""
-    store.conn.execute(
-        "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (key, value),
-    )
-
-
 def progress_value(done: int, total: int, finished_ms: int | None = None) -> str:
     return f"{done}/{total}@{'' if finished_ms is None else finished_ms}"
 
@@ -62,7 +54,7 @@ def progress_value(done: int, total: int, finished_ms: int | None = None) -> str
 def record_progress(store: Store, done: int, total: int, finished: bool) -> None:
     """Store progress outside a lease (``journal-index index`` reports its pass this way)."""
     with store.write():
-        _set_meta(store, PROGRESS_KEY,
+        index_sql.put_meta(store, PROGRESS_KEY,
                   progress_value(done, total, int(time.time() * 1000) if finished else None))
 
 
@@ -82,9 +74,9 @@ class Lease:
 
     def _claim(self, progress: str | None) -> None:
         now = self.clock()
-        _set_meta(self.store, LEASE_KEY, f"{self.owner}@{int(now + self.seconds)}")
+        index_sql.put_meta(self.store, LEASE_KEY, f"{self.owner}@{int(now + self.seconds)}")
         if progress is not None:
-            _set_meta(self.store, PROGRESS_KEY, progress)
+            index_sql.put_meta(self.store, PROGRESS_KEY, progress)
         self.held, self.holder, self.renewed_at = True, None, now
 
     def acquire(self, progress: str | None = None) -> bool:
@@ -118,7 +110,7 @@ class Lease:
         with self.store.write():
             current = parse_lease(self.store.get_meta(LEASE_KEY))
             if current is not None and current[0] == self.owner:
-                self.store.conn.execute("DELETE FROM meta WHERE key = ?", (LEASE_KEY,))
+                index_sql.delete_meta(self.store, LEASE_KEY)
         self.held = False
 
 
@@ -145,8 +137,8 @@ def forget_vanished(store: Store, roots: Iterable[RootLike],
     """Drop the rows of journals under the roots that no longer exist."""
     absolute = [str(r.path) for r in indexer.as_roots(roots)]
     removed = 0
-    for (path,) in store.rows("SELECT path FROM files ORDER BY path"):
-        if _under(path, absolute) and not os.path.exists(path) and journal_pass.remove_file(store, path):
+    for path in index_sql.known_paths(store):
+        if _under(path, absolute) and not os.path.exists(path) and index_sql.remove_file(store, path):
             removed += 1
             if on_result is not None:
                 on_result(indexer.FileResult(path, removed=True))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 from journal_index.call_sites import CallSite, parse_salvaging
 from journal_index.entry_text import call_summary, index_texts
@@ -27,10 +27,25 @@ _PRUNE_AT = 4096
 Lookback = Callable[[str, int], CallSite | None]  # (call id, result offset) → its call before the pass
 
 
+class EntryRow(NamedTuple):
+    """One entry's row, as :mod:`journal_index.index_sql` writes it (the id and kind are packed there)."""
+
+    entry_id: str
+    ts: int | None
+    kind: str
+    role: str | None
+    tool: str | None
+    chars: int  # of the indexed text
+    offset: int  # of the line in the journal
+    length: int
+    tokens_before: int | None
+    link_offset: int | None  # of the line holding a result's call
+    link_length: int | None
+
+
 @dataclass
 class Extracted:
-    # (entry_id, ts, kind, role, tool, chars, offset, length, tokens_before, link_offset, link_length)
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    rows: list[EntryRow] = field(default_factory=list)
     terms: list[tuple[int, str]] = field(default_factory=list)  # (index into rows, light text for entries_fts)
     bulk: list[tuple[int, str]] = field(default_factory=list)  # (index into rows, whole text for entries_bulk)
     skipped: int = 0
@@ -121,9 +136,9 @@ class Extractor:
         texts = index_texts(entry, call, self.summaries)
         if texts is None and entry.kind != "compaction":
             return  # nothing a search could find (a compaction still marks where the context restarts)
-        out.rows.append((entry.entry_id, entry.ts, entry.kind, entry.role, tool, texts.chars if texts else 0,
-                         offset, length, entry.tokens_before,
-                         site.offset if site else None, site.length if site else None))
+        out.rows.append(EntryRow(entry.entry_id, entry.ts, entry.kind, entry.role, tool, texts.chars if texts else 0,
+                                 offset, length, entry.tokens_before,
+                                 site.offset if site else None, site.length if site else None))
         row = len(out.rows) - 1
         if texts is not None:
             if texts.light and not texts.light.isspace():

@@ -25,7 +25,7 @@ from typing import Any
 
 import apsw
 
-from journal_index import backfill
+from journal_index import backfill, index_sql
 from journal_index.formats import Root, choose_format, open_journal
 from journal_index.indexer import discover, pending_bytes
 from journal_index.journal_blocks import HEAD_BYTES
@@ -84,7 +84,7 @@ def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = ()) -> Pe
     """Journals under ``roots`` (but ``skip``) that the index does not hold as they are now."""
     rooted = [r for r in roots if r.path.is_dir()]
     paths = discover(rooted)
-    known = {row[0] for row in store.rows("SELECT path FROM files")}
+    known = set(index_sql.known_paths(store))
     skipped = {os.path.abspath(p) for p in skip}
     out = Pending()
     for path, size in zip(paths, pending_bytes(store, paths), strict=True):

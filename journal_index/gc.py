@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_index import backfill, indexer, journal_blocks, journal_pass
+from journal_index import backfill, index_sql, indexer, journal_blocks
 from journal_index.config import now_ms
 from journal_index.counts import count
 from journal_index.formats import FORMATS, RootLike
@@ -161,17 +161,11 @@ def find_candidates(store: Store, roots: Iterable[RootLike], current: str | None
     roots = list(roots)
     now = now_ms() if now is None else now
     cwd = os.getcwd() if cwd is None else cwd
-    rows = store.rows(
-        "SELECT f.path, f.cwd, f.size, f.mtime_ns, f.format, "
-        "count(e.rowid) FILTER (WHERE e.kind = 'compaction'), "
-        "count(e.rowid) FILTER (WHERE e.kind IN ('user', 'custom')), "
-        "count(e.rowid) FILTER (WHERE e.kind = 'assistant') "
-        "FROM files f LEFT JOIN entries e ON e.file_id = f.id GROUP BY f.id ORDER BY f.path"
-    )
+    rows = index_sql.gc_files(store)
     exempt = set()
     if current:
         exempt.add(os.path.realpath(current))
-    here = [(r[3] or 0, r[0]) for r in rows if r[1] and os.path.realpath(r[1]) == os.path.realpath(cwd)]
+    here = [(r.mtime_ns or 0, r.path) for r in rows if r.cwd and os.path.realpath(r.cwd) == os.path.realpath(cwd)]
     if here:
         exempt.add(os.path.realpath(max(here)[1]))
     found = []
@@ -212,13 +206,8 @@ def preview(store: Store, roots: Iterable[RootLike], current: str | None = None,
             shown.append((candidate, identity))
     stamp = now_ms()
     with store.write():
-        store.conn.execute("DELETE FROM gc_preview")
-        store.conn.executemany(
-            "INSERT INTO gc_preview(path, size, mtime_ns, reasons, previewed_at, dev, ino, ctime_ns, head_hash) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(c.path, i.size, i.mtime_ns, ",".join(c.reasons), stamp, i.dev, i.ino, i.ctime_ns, i.head_hash)
-             for c, i in shown],
-        )
+        index_sql.replace_preview(store, [(c.path, i.size, i.mtime_ns, ",".join(c.reasons), stamp, i.dev, i.ino,
+                                           i.ctime_ns, i.head_hash) for c, i in shown])
     return [c for c, _ in shown]
 
 
@@ -226,16 +215,17 @@ def confirm(store: Store, roots: Iterable[RootLike],
             current: str | None = None) -> ConfirmResult:
     """Delete the journals the last preview listed that are unchanged since; clear the preview."""
     roots = list(roots)
-    listed = store.rows("SELECT path, size, mtime_ns, dev, ino, ctime_ns, head_hash FROM gc_preview ORDER BY path")
+    listed = index_sql.previewed(store)
     result = ConfirmResult(had_preview=bool(listed))
     current_real = os.path.realpath(current) if current else None
     for path, size, mtime_ns, dev, ino, ctime_ns, head_hash in listed:
         reason = unsafe_reason(path, roots)
         if reason is None and current_real == os.path.realpath(path):
             reason = "the current session"
-        if reason is None and None in (dev, ino, ctime_ns, head_hash):
+        if reason is None and (dev is None or ino is None or ctime_ns is None or head_hash is None):
             reason = "listed by an older journal-index; run `journal-index gc` again to see it"
         if reason is None:
+            assert dev is not None and ino is not None and ctime_ns is not None and head_hash is not None
             try:
                 reason = delete_if_same(path, FileIdentity(dev, ino, size, mtime_ns, ctime_ns, head_hash))
             except OSError as exc:
@@ -243,10 +233,10 @@ def confirm(store: Store, roots: Iterable[RootLike],
         if reason is not None:
             result.skipped.append((path, reason))
             continue
-        journal_pass.remove_file(store, path)
+        index_sql.remove_file(store, path)
         result.deleted.append(path)
     with store.write():
-        store.conn.execute("DELETE FROM gc_preview")
+        index_sql.clear_preview(store)
     return result
 
 

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from journal_index import index_sql
 from journal_index.formats import Root
 from journal_index.journal_pass import FileResult, IndexReport, Journal, Writer, index_serially, never, start_journal
 from journal_index.store import Store
@@ -120,8 +121,7 @@ def index_files(
     finally:
         for journal in writer.finished:
             journal.close()
-    if report.bytes >= COMPACT_MIN_BYTES and report.bytes * COMPACT_GROWTH >= int(
-            store.value("SELECT sum(cursor) FROM files", default=0)):
+    if report.bytes >= COMPACT_MIN_BYTES and report.bytes * COMPACT_GROWTH >= index_sql.indexed_bytes(store):
         store.compact()
     report.seconds = time.perf_counter() - started
     return report
@@ -155,18 +155,21 @@ def choose_workers(store: Store, paths: list[str]) -> int:
     return 0
 
 
+NOT_INDEXED = index_sql.FileStamp(0, None, None, None, None)
+
+
 def pending_bytes(store: Store, paths: list[str]) -> Iterator[int]:
     """For each path, about how many bytes a pass would read: none when size and mtime are as
     indexed, from the cursor when it grew, all of it when it shrank or is another file now
     (0 for a vanished file)."""
-    known = {row[0]: row[1:] for row in store.rows("SELECT path, cursor, size, mtime_ns, dev, ino FROM files")}
+    known = index_sql.file_stamps(store)
     for path in paths:
         try:
             st = os.stat(path)
         except OSError:
             yield 0
             continue
-        cursor, size, mtime_ns, dev, ino = known.get(os.path.abspath(path), (0, None, None, None, None))
+        cursor, size, mtime_ns, dev, ino = known.get(os.path.abspath(path), NOT_INDEXED)
         if ino is not None and (dev, ino) != (st.st_dev, st.st_ino):
             yield st.st_size
         elif size == st.st_size and mtime_ns == st.st_mtime_ns:

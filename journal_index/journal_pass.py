@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from journal_index import giant_line
+from journal_index import giant_line, index_sql
 from journal_index.call_sites import CallSite
 from journal_index.extract import Extracted, Extractor
 from journal_index.formats import FORMATS, Header, JournalFormat, Root, choose_format, open_journal
@@ -34,7 +34,7 @@ from journal_index.journal_blocks import (
     read_first_line,
     read_head,
 )
-from journal_index.store import Store, stored_id, stored_kind
+from journal_index.store import Store
 
 # One write transaction holds at most this much text (or one block), or this many rows or
 # blocks, of one journal or of several small ones: fewer FTS segments to merge, and each
@@ -44,12 +44,6 @@ GROUP_CHARS = 512 * 1024
 GROUP_ROWS = 4000
 GROUP_ITEMS = 256
 
-_INSERT_ENTRY = (
-    "INSERT INTO entries(rowid, file_id, kind_role, names, id_num, id_text, ts, tool, chars, offset, "
-    "length, tokens_before, link_offset, link_length) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_TERMS = "INSERT INTO entries_fts(rowid, body) VALUES(?, ?)"
-_INSERT_BULK = "INSERT INTO entries_bulk(rowid, body) VALUES(?, ?)"
 
 
 @dataclass
@@ -99,25 +93,6 @@ class IndexReport:
         }
 
 
-def forget_file(store: Store, file_id: int) -> None:
-    """Drop a journal's rows and terms (inside the caller's transaction)."""
-    for table in ("entries_fts", "entries_bulk"):
-        store.conn.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?)",
-                           (file_id,))
-    store.conn.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
-
-
-def remove_file(store: Store, path: str) -> bool:
-    """Forget a journal that no longer exists. Returns whether it was known."""
-    with store.write():
-        file_id = store.value("SELECT id FROM files WHERE path = ?", (path,))
-        if file_id is None:
-            return False
-        forget_file(store, file_id)
-        store.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
-    return True
-
-
 class Journal:
     """One pass over one journal: checks, the blocks to read, and their commits."""
 
@@ -146,23 +121,19 @@ class Journal:
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
-            self.result.removed = remove_file(self.store, self.path)
+            self.result.removed = index_sql.remove_file(self.store, self.path)
             return False
-        known = self.store.one(
-            "SELECT id, cursor, size, mtime_ns, head_hash, anchor_hash, format, cwd, dev, ino, ctime_ns "
-            "FROM files WHERE path = ?",
-            (self.path,),
-        )
+        known = index_sql.known_file(self.store, self.path)
         # Another file now has this path (renamed over it: a new inode), or the same size and
         # mtime came back with a new ctime (rewritten in place, its mtime put back): what was
         # indexed is not trusted, whatever its head and anchor say. A row from before these were
         # stored (NULL) is checked as for a change, and gets them recorded.
         replaced = restamped = False
         if known is not None:
-            replaced = known[9] is not None and (known[8], known[9]) != (st.st_dev, st.st_ino)
-            same_stamp = (known[2], known[3]) == (st.st_size, st.st_mtime_ns)
-            restamped = same_stamp and known[10] is not None and known[10] != st.st_ctime_ns
-            if not self.rebuild and same_stamp and not replaced and known[10] == st.st_ctime_ns:
+            replaced = known.ino is not None and (known.dev, known.ino) != (st.st_dev, st.st_ino)
+            same_stamp = (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns)
+            restamped = same_stamp and known.ctime_ns is not None and known.ctime_ns != st.st_ctime_ns
+            if not self.rebuild and same_stamp and not replaced and known.ctime_ns == st.st_ctime_ns:
                 self.result.unchanged = True
                 return False
         handle = open_journal(self.path)  # kept open across blocks, closed by close()
@@ -170,18 +141,18 @@ class Journal:
         header_line = read_first_line(handle)
         if header_line is None:
             self.close()
-            if known is not None and known[1] > 0:
+            if known is not None and known.cursor > 0:
                 # Cut back to (part of) its header line: nothing indexed from it is there any more.
-                self.file_id = known[0]
+                self.file_id = known.id
                 self._reset(None, fingerprint(b""))
             return False  # the header is still being written
         head_hash = fingerprint(header_line)
         head = read_head(handle.fileno(), header_line)
-        if known is not None and head_hash == known[4] and not replaced:
-            fmt = FORMATS.get(known[6])
+        if known is not None and head_hash == known.head_hash and not replaced:
+            fmt = FORMATS.get(known.format)
             if fmt is None:
                 self.close()
-                self.result.error = f"journal format {known[6]!r} is not known to this version"
+                self.result.error = f"journal format {known.format!r} is not known to this version"
                 return False
         else:
             # New, replaced, or rewritten from its first line on: what it is now decides (as from scratch).
@@ -190,7 +161,7 @@ class Journal:
                 self.close()
                 self.result.ignored = True
                 if known is not None:
-                    remove_file(self.store, self.path)
+                    index_sql.remove_file(self.store, self.path)
                 return False
         self.fmt = fmt
         self.extractor = Extractor(fmt, self._lookback)
@@ -200,13 +171,13 @@ class Journal:
             # a first pass over thousands of journals would otherwise pay a commit for each.
             self.unregistered = (header, head_hash)
         else:
-            self.file_id, self.cursor = known[0], known[1]
+            self.file_id, self.cursor = known.id, known.cursor
             self.pending_cursor = self.cursor
             anchor = fingerprint(bytes_before(handle.fileno(), self.cursor))
-            if (self.rebuild or replaced or restamped or st.st_size < self.cursor or head_hash != known[4]
-                    or anchor != known[5]):
+            if (self.rebuild or replaced or restamped or st.st_size < self.cursor or head_hash != known.head_hash
+                    or anchor != known.anchor_hash):
                 self._reset(header, head_hash)
-            elif known[7] is None and header is not None and header.cwd is not None:
+            elif known.cwd is None and header is not None and header.cwd is not None:
                 with self.store.write():  # the session's folder showed up in a later line
                     self._write_header(header, head_hash)
         self.pass_start = self.cursor
@@ -242,37 +213,21 @@ class Journal:
         assert self.unregistered is not None
         header, head_hash = self.unregistered
         assert self.fmt is not None
-        self.store.conn.execute(
-            "INSERT INTO files(path, format, cursor, anchor_hash) VALUES(?, ?, 0, ?) ON CONFLICT(path) DO NOTHING",
-            (self.path, self.fmt.NAME, fingerprint(b"")),
-        )
-        row = self.store.one("SELECT id, cursor FROM files WHERE path = ?", (self.path,))
-        assert row is not None
-        if row[1] != 0:
+        file_id, cursor = index_sql.register_file(self.store, self.path, self.fmt.NAME, fingerprint(b""))
+        if cursor != 0:
             return False
-        self.file_id = row[0]
+        self.file_id = file_id
         self._write_header(header, head_hash)
         return True
 
     def _write_header(self, header: Header | None, head_hash: str) -> None:
-        h = header or Header(None, None, None, 1)
-        self.store.conn.execute(
-            "UPDATE files SET format = coalesce(?, format), version = ?, session_id = ?, cwd = ?, started = ?, "
-            "parent_session = ?, head_hash = ?, name = coalesce(name, ?) WHERE id = ?",
-            (self.fmt.NAME if self.fmt else None, h.version, h.session_id, h.cwd, h.started, h.parent_session,
-             head_hash, h.name, self.file_id),
-        )
+        index_sql.write_header(self.store, self.file_id, self.fmt.NAME if self.fmt else None,
+                               header or Header(None, None, None, 1), head_hash)
 
     def _reset(self, header: Header | None, head_hash: str) -> None:
         """The journal was rewritten: drop everything indexed from it and start from byte 0."""
         with self.store.write():
-            forget_file(self.store, self.file_id)
-            self.store.conn.execute(
-                "UPDATE files SET cursor = 0, anchor_hash = ?, entries = 0, skipped = 0, name = NULL, "
-                "last_ts = NULL, size = NULL, mtime_ns = NULL, ctime_ns = NULL, dev = NULL, ino = NULL, "
-                "context_from = NULL WHERE id = ?",
-                (fingerprint(b""), self.file_id),
-            )
+            index_sql.reset_file(self.store, self.file_id, fingerprint(b""))
             self._write_header(header, head_hash)
         self.cursor = self.pending_cursor = 0
         self.result.reset = True
@@ -290,36 +245,25 @@ class Journal:
         """
         if block.end == self.pending_cursor and not extracted.rows and not block.final:
             return True
-        conn = self.store.conn
         if self.unregistered is not None:
             if not self._register():
                 return False
             self.registering, self.unregistered = self.unregistered, None
-        stored = self.store.value("SELECT cursor FROM files WHERE id = ?", (self.file_id,))
-        if stored != self.pending_cursor:
+        if index_sql.file_cursor(self.store, self.file_id) != self.pending_cursor:
             return False
         if extracted.rows:
-            base = int(self.store.value("SELECT max(rowid) FROM entries", default=0)) + 1
-            conn.executemany(_INSERT_ENTRY, [
-                (base + i, self.file_id, *stored_kind(row[2], row[3]), *stored_id(row[0], row[6]), row[1], *row[4:])
-                for i, row in enumerate(extracted.rows)])
-            conn.executemany(_INSERT_TERMS, [(base + i, text) for i, text in extracted.terms])
-            conn.executemany(_INSERT_BULK, [(base + i, text) for i, text in extracted.bulk])
+            index_sql.insert_entries(self.store, self.file_id, extracted.rows, extracted.terms, extracted.bulk)
         if extracted.compactions:
             self._mark_context(extracted.compactions[-1])
         skipped = extracted.skipped + block.skipped
         assert self.stat is not None
         # dev and ino: the file the rows up to the cursor came from (a new inode starts over).
-        conn.execute(
-            "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
-            "name = coalesce(?, name), last_ts = max(coalesce(last_ts, 0), coalesce(?, 0)), "
-            "indexed_at = ?, dev = ?, ino = ? WHERE id = ?",
-            (block.end, fingerprint(block.anchor), len(extracted.rows), skipped, extracted.name,
-             extracted.last_ts, int(time.time() * 1000), self.stat.st_dev, self.stat.st_ino, self.file_id),
-        )
+        index_sql.advance(self.store, self.file_id, block.end, fingerprint(block.anchor), len(extracted.rows), skipped,
+                          extracted.name, extracted.last_ts, int(time.time() * 1000), self.stat.st_dev,
+                          self.stat.st_ino)
         if block.final:
-            conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE id = ?",
-                         (self.stat.st_size, self.stat.st_mtime_ns, self.stat.st_ctime_ns, self.file_id))
+            index_sql.record_stat(self.store, self.file_id, self.stat.st_size, self.stat.st_mtime_ns,
+                                  self.stat.st_ctime_ns)
         self.applied.append((len(extracted.rows), skipped))
         self.pending_cursor = block.end
         return True
@@ -329,11 +273,10 @@ class Journal:
         (an earlier line of this journal), else at the compaction itself."""
         offset, kept = compaction
         if kept is not None:
-            found = self.store.value("SELECT min(offset) FROM entries WHERE file_id = ? AND entry_id = ?",
-                                     (self.file_id, kept))
+            found = index_sql.first_offset_of(self.store, self.file_id, kept)
             if found is not None and found < offset:
                 offset = found
-        self.store.conn.execute("UPDATE files SET context_from = ? WHERE id = ?", (offset, self.file_id))
+        index_sql.set_context_from(self.store, self.file_id, offset)
 
     def settle(self, committed: bool) -> None:
         """After the transaction: count what was committed, or forget what was rolled back."""
