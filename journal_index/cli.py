@@ -31,13 +31,12 @@ from journal_index.config import (
 )
 from journal_index.conversation import MAX_CONTEXT
 from journal_index.counts import count
-from journal_index.db_identity import identify
 from journal_index.formats import FORMATS, KINDS, Root
 from journal_index.index_errors import classify
 from journal_index.redact import redact, redact_with_hits
 from journal_index.scope import ScopeError, resolve_scope
 from journal_index.service import Caller, ReadRequest, Request, RequestError, Service
-from journal_index.store import BROKEN_INDEX, Store, StoreError, open_store, recover, remove_db_files
+from journal_index.store import BROKEN_INDEX, Store, StoreError, identify, open_store, recover, remove_db_files
 from journal_index.time_bounds import TimeBoundError, parse_time_bound
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}

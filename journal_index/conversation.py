@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from journal_index.hits import HIT_COLUMNS, Hit, QueryError, hits_of, iso
+from journal_index import read_sql
+from journal_index.hits import Hit, QueryError, iso
 from journal_index.query import PAGE_CHARS, UNAVAILABLE, Reader, Reindex, Roots, locate_entry, reindex_stale
 from journal_index.scope import Scope, SessionRef
 from journal_index.store import Store
@@ -56,11 +57,7 @@ def _texts(store: Store, reader: Reader, hits: list[Hit]) -> list[str | None] | 
 
 def _neighbours(store: Store, target: Hit, count: int) -> list[Hit]:
     """Up to ``count`` entries before and after ``target`` in its journal, target included, in order."""
-    base = f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE e.file_id = ? "
-    before = hits_of(store.rows(base + "AND e.offset < ? ORDER BY e.offset DESC LIMIT ?",
-                                (target.file_id, target.offset, count)))
-    after = hits_of(store.rows(base + "AND e.offset > ? ORDER BY e.offset LIMIT ?",
-                               (target.file_id, target.offset, count)))
+    before, after = read_sql.neighbours(store, target.file_id, target.offset, count)
     return [*reversed(before), target, *after]
 
 
@@ -100,12 +97,10 @@ def read_session(store: Store, session: SessionRef, offset: int = 0, page_chars:
         raise QueryError("offset must be 0 or more")
     reader = Reader(store, roots, reindex)
     for _attempt in (0, 1):
-        total = int(store.value("SELECT count(*) FROM entries WHERE file_id = ?", (session.file_id,), default=0))
+        total = read_sql.entry_count(store, session.file_id)
         if offset > 0 and offset >= total:
             raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
-        rows = hits_of(store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
-                                  "WHERE e.file_id = ? ORDER BY e.offset LIMIT ? OFFSET ?",
-                                  (session.file_id, _PAGE_ROWS, offset)))
+        rows = read_sql.journal_hits(store, session.file_id, offset, _PAGE_ROWS)
         entries: list[dict[str, Any]] = []
         used = 0
         rewritten = False

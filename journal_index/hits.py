@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journal_index.formats import FORMATS, KINDS
-from journal_index.scope import Scope
 from journal_index.time_bounds import TIME_EXAMPLE, parse_time_bound
+
+if TYPE_CHECKING:  # a type only: scope reads the index through read_sql, which builds Hits
+    from journal_index.scope import Scope
 
 __all__ = ["HIT_COLUMNS", "TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "hits_of", "iso",
            "parse_time_bound", "short_entry_id"]  # the time parser lives in time_bounds; query re-exports it from here

@@ -16,7 +16,7 @@ from typing import Any
 
 import apsw
 
-from journal_index import giant_line
+from journal_index import giant_line, read_sql
 from journal_index.call_sites import find_call
 from journal_index.config import now_ms
 from journal_index.echoes import below_their_originals
@@ -24,13 +24,11 @@ from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.formats import SUMMARY_KINDS, Entry, Root, ToolCall, get_format, open_journal
 from journal_index.hits import (
-    HIT_COLUMNS,
     TIME_EXAMPLE,
     Filters,
     Hit,
     QueryError,
     SearchResult,
-    hits_of,
     iso,
     parse_time_bound,
     short_entry_id,
@@ -158,10 +156,7 @@ class Reader:
 
 
 def _newest(store: Store, filters: Filters, limit: int) -> list[Hit]:
-    where, params = filters.sql()
-    sql = (f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
-           f"WHERE {where} ORDER BY e.ts DESC, e.rowid DESC LIMIT ?")
-    return hits_of(store.rows(sql, [*params, limit]))
+    return read_sql.newest_hits(store, filters.sql(), limit)
 
 
 
@@ -265,17 +260,13 @@ def entry_candidates(store: Store, entry_id: str, scope: Scope) -> list[Hit]:
     id, "v1.<offset>.<crc>") whose CRC does, as people are shown (hits.short_entry_id).
     Only entries inside the scope are looked at, so a prefix is never ambiguous because of
     an entry the caller may not see."""
-    where, params = scope.sql("f")
-    base = f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id WHERE "
-    exact = hits_of(store.rows(f"{base}e.entry_id = ? AND {where} ORDER BY e.ts DESC", [entry_id, *params]))
+    within = scope.sql("f")
+    exact = read_sql.hits_with_id(store, entry_id, within)
     if exact or len(entry_id) < MIN_PREFIX_CHARS:
         return exact
-    # A range over the id index is a prefix match (LIKE would fold case and skip the index).
-    found = hits_of(store.rows(f"{base}e.entry_id >= ? AND e.entry_id < ? AND {where} ORDER BY e.ts DESC LIMIT ?",
-                               [entry_id, entry_id + "\U0010ffff", *params, _PREFIX_CANDIDATES]))
+    found = read_sql.hits_with_id_prefix(store, entry_id, within, _PREFIX_CANDIDATES)
     if _HEX.match(entry_id):
-        found += hits_of(store.rows(f"{base}e.entry_id GLOB ? AND {where} ORDER BY e.ts DESC LIMIT ?",
-                                    [f"v1.*.{entry_id}*", *params, _PREFIX_CANDIDATES]))
+        found += read_sql.hits_with_crc_prefix(store, entry_id, within, _PREFIX_CANDIDATES)
     return found
 
 

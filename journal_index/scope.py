@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from journal_index import read_sql
 from journal_index.config import SCOPES
 from journal_index.formats import normalize_cwd
 from journal_index.redact import redact
@@ -100,11 +101,7 @@ def project_root(store: Store, cwd: str) -> tuple[str, bool]:
     if is_home(cwd):
         return cwd, True
     candidates = [str(p) for p in [PurePosixPath(cwd), *PurePosixPath(cwd).parents]]
-    placeholders = ",".join("?" * len(candidates))
-    with_sessions = {
-        row[0] for row in store.rows(
-            f"SELECT DISTINCT cwd FROM files WHERE cwd IN ({placeholders})", candidates)
-    }
+    with_sessions = read_sql.cwds_with_sessions(store, candidates)
     root = cwd
     for ancestor in candidates[1:]:
         if ancestor == "/" or is_home(ancestor):
@@ -135,8 +132,7 @@ def resolve_scope(store: Store, kind: str, cwd: str | None = None,
 
 def has_sessions(store: Store, scope: Scope) -> bool:
     """Whether any journal lies in the scope (a project scope of a folder nobody worked in is empty)."""
-    clause, params = scope.sql("f")
-    return store.value(f"SELECT 1 FROM files f WHERE {clause} LIMIT 1", params) is not None
+    return read_sql.any_journal(store, scope.sql("f"))
 
 
 SESSION_FORM = "an id or a unique prefix of it, AGENT:ID (e.g. claude:5a3ce17f), or the journal's path"
@@ -144,11 +140,9 @@ _CANDIDATES_SHOWN = 5
 
 
 def _session_rows(store: Store, where: str, params: list[Any], within: Scope | None) -> list[SessionRef]:
-    clause, scope_params = within.sql("f") if within is not None else ("1", [])
-    rows = store.rows(f"SELECT f.format, f.session_id, f.id, f.path, f.cwd FROM files f "
-                      f"WHERE {where} AND {clause} ORDER BY f.session_id, f.format, f.path LIMIT 50",
-                      [*params, *scope_params])
-    return [SessionRef(*row) for row in rows]
+    scoped = within.sql("f") if within is not None else ("1", [])
+    return [SessionRef(r.format, r.session_id or "", r.id, r.path, r.cwd)
+            for r in read_sql.journal_refs(store, (where, params), scoped)]
 
 
 def find_sessions(store: Store, given: str, within: Scope | None = None,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from journal_index import conversation, indexer, query
+from journal_index import conversation, indexer, query, read_sql
 from journal_index.config import CANDIDATES, SCOPES
 from journal_index.formats import Root
 from journal_index.hits import Filters, SearchResult
@@ -131,7 +131,7 @@ class Service:
     # -- freshness -------------------------------------------------------------
     def fill_if_new(self) -> None:
         """A brand-new (or rebuilt) index is filled from the session roots before a query."""
-        if self.roots and self.store.value("SELECT count(*) FROM files", default=0) == 0:
+        if self.roots and read_sql.journal_count(self.store) == 0:
             roots = [r for r in self.roots if r.path.is_dir()]
             if roots:
                 indexer.index_files(self.store, indexer.discover(roots), roots=roots)

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from journal_index import read_sql
 from journal_index.formats import Root
-from journal_index.hits import HIT_COLUMNS, Filters, hits_of, iso
+from journal_index.hits import Filters, iso
 from journal_index.query import Reader
 from journal_index.store import Store
 
@@ -44,7 +45,7 @@ class SessionRow:
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
     """The filters of a search, read for whole sessions: a session is listed when its time span
-    meets --since/--until and, with --kind, when it holds an entry of that kind."""
+    meets --since/--until (and, with --kind, when it holds an entry of that kind: read_sql)."""
     parts, values = filters.file_sql()
     if filters.since is not None:
         parts.append("coalesce(f.last_ts, f.started) >= ?")
@@ -52,10 +53,6 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     if filters.until is not None:
         parts.append("coalesce(f.started, f.last_ts) <= ?")
         values.append(filters.until)
-    if filters.kinds:
-        parts.append(f"EXISTS (SELECT 1 FROM entries e WHERE e.file_id = f.id "
-                     f"AND e.kind IN ({','.join('?' * len(filters.kinds))}))")
-        values.extend(filters.kinds)
     return " AND ".join(parts), values
 
 
@@ -67,21 +64,14 @@ def _first_words(text: str) -> str:
 def list_sessions(store: Store, filters: Filters, limit: int = 20,
                   roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> list[SessionRow]:
     """The newest ``limit`` sessions in the filters, each with its first user words."""
-    where, params = _where(filters)
-    rows = store.rows(
-        "SELECT f.id, f.format, f.session_id, f.path, f.cwd, f.name, "
-        "coalesce(f.started, (SELECT min(e.ts) FROM entries e WHERE e.file_id = f.id)), f.last_ts, f.entries "
-        f"FROM files f WHERE {where} "
-        "ORDER BY coalesce(f.last_ts, f.started) DESC, f.id DESC LIMIT ?", [*params, limit])
     reader = Reader(store, roots)
     out = []
-    for file_id, *fields in rows:
-        session = SessionRow(*fields)
-        first = hits_of(store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
-                                   "WHERE e.file_id = ? AND e.kind = 'user' ORDER BY e.offset LIMIT 1",
-                                   (file_id,)))
-        if first:
-            text = reader.verified_text(first[0], searchable_only=True)
+    for row in read_sql.session_files(store, _where(filters), filters.kinds, limit):
+        session = SessionRow(row.format, row.session_id, row.path, row.cwd, row.name, row.started, row.last_ts,
+                             row.entries)
+        first = read_sql.first_user_hit(store, row.id)
+        if first is not None:
+            text = reader.verified_text(first, searchable_only=True)
             session.first_words = _first_words(text) if text is not None else None
         out.append(session)
     return out

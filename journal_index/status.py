@@ -9,6 +9,7 @@ from typing import Any
 
 import apsw
 
+from journal_index import read_sql
 from journal_index.backfill import LEASE_KEY, parse_lease
 from journal_index.formats import Root
 from journal_index.store import Store
@@ -54,22 +55,20 @@ def backfill_progress(store: Store) -> dict[str, Any] | None:
 
 
 def status(store: Store, roots: Sequence[Root] = ()) -> dict[str, Any]:
-    sessions, indexed_bytes, last_indexed = store.one(
-        "SELECT count(*), coalesce(sum(cursor), 0), max(indexed_at) FROM files") or (0, 0, None)
-    by_kind = dict(store.rows("SELECT kind, count(*) FROM entries GROUP BY kind ORDER BY kind"))
-    by_agent = {agent: {"sessions": n, "entries": entries, "bytes": size} for agent, n, entries, size in store.rows(
-        "SELECT format, count(*), coalesce(sum(entries), 0), coalesce(sum(cursor), 0) FROM files "
-        "GROUP BY format ORDER BY format")}
+    totals = read_sql.index_totals(store)
+    by_kind = totals.by_kind
+    by_agent = {agent: {"sessions": t.sessions, "entries": t.entries, "bytes": t.bytes}
+                for agent, t in totals.by_agent.items()}
     return {
-        "sessions": sessions,
+        "sessions": totals.sessions,
         "entries": sum(by_kind.values()),
         "summaries": by_kind.get("compaction", 0) + by_kind.get("branch_summary", 0),
         "byKind": by_kind,
         "byAgent": by_agent,
         "roots": [{"path": str(r.path), "agent": r.format, "exists": r.path.is_dir()} for r in roots],
-        "indexedBytes": indexed_bytes,
-        "skippedLines": store.value("SELECT coalesce(sum(skipped), 0) FROM files", default=0),
-        "lastIndexedAt": last_indexed,
+        "indexedBytes": totals.indexed_bytes,
+        "skippedLines": totals.skipped_lines,
+        "lastIndexedAt": totals.last_indexed,
         "dbBytes": db_bytes(store.path) if store.path != ":memory:" else 0,
         "dbPath": store.path,
         "schemaVersion": store.schema_version,

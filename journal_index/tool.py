@@ -25,7 +25,7 @@ from typing import Any
 
 import apsw
 
-from journal_index import query, render
+from journal_index import query, read_sql, render
 from journal_index.agent_session import Host, current_journal, detect_host
 from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
 from journal_index.counts import count
@@ -271,8 +271,7 @@ class MemoryTool:
         if path is not None:
             result = index_file(store, path, self.roots)
             state.current_path, state.new_entries, state.current_error = path, result.entries, result.error
-            row = store.one("SELECT id, session_id, coalesce(context_from, 0) FROM files WHERE path = ?",
-                            (os.path.abspath(path),))
+            row = read_sql.current_journal(store, os.path.abspath(path))
             if row is not None:
                 state.current_file, state.current_session, state.context_from = row
         skip = [path] if path is not None else []
@@ -289,7 +288,7 @@ class MemoryTool:
             state.pending = self._fill(store, self.roots, skip)
         else:
             state.pending, state.freshening = pending(store, self.roots, skip), True
-        state.sessions = int(store.value("SELECT count(*) FROM files", default=0))
+        state.sessions = read_sql.journal_count(store)
         return state
 
     def _fill(self, store: Store, roots: list[Root], skip: list[str]) -> Pending:
@@ -310,8 +309,8 @@ class MemoryTool:
         """The agent's own session: the journal it is writing now (its file, not its bare id)."""
         if state.current_file is None:
             return None
-        row = store.one("SELECT format, session_id, id, path, cwd FROM files WHERE id = ?", (state.current_file,))
-        return None if row is None else SessionRef(row[0], row[1] or "", row[2], row[3], row[4])
+        row = read_sql.journal_ref(store, state.current_file)
+        return None if row is None else SessionRef(row.format, row.session_id or "", row.id, row.path, row.cwd)
 
     def _dispatch(self, store: Store, args: Args, state: IndexState) -> Answer:
         # Journals are only opened inside the session roots (and the current journal's folder).

@@ -5,6 +5,7 @@ inside functions too: a lazy import is still an arrow)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "journal_index"
@@ -12,6 +13,9 @@ MAX_LINES = 600
 # The indexing side writes the index from the journals; the query side reads both.
 INDEXING = {"indexer", "journal_pass", "journal_blocks", "index_workers", "backfill", "extract", "watch",
             "freshness", "gc"}
+# The data-access layer: the only modules whose strings are SQL statements (migrations aside).
+SQL_MODULES = {"store", "index_sql", "read_sql"}
+_STATEMENT = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL TABLE))\b")
 QUERY = {"query", "conversation", "sessions", "ranking", "excerpt", "hits", "render", "echoes", "entry_text",
          "text_forms", "synonyms", "call_sites", "scope"}
 
@@ -25,10 +29,23 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _type_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:`` (for the type checker; they never run)."""
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            guarded.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    return guarded
+
+
 def _imports(path: Path, known: set[str]) -> set[str]:
-    """The package's modules that ``path`` imports ("" is the package itself)."""
+    """The package's modules that ``path`` imports when it runs ("" is the package itself)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = _type_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -111,3 +128,23 @@ def test_only_the_service_layer_and_the_front_ends_ask_the_indexer_to_redo_a_jou
     users = {name for name, targets in graph().items() if "indexer" in targets}
     assert users & QUERY == set()
     assert "service" in users
+
+
+def _sql_strings(path: Path) -> list[str]:
+    """The string literals of ``path`` that hold SQL statements (docstrings aside)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and _STATEMENT.search(node.value)]
+
+
+def test_the_statement_finder_finds_statements() -> None:
+    assert _STATEMENT.search("SELECT id FROM files") and _STATEMENT.search("UPDATE files SET x = 1")
+    assert not _STATEMENT.search("select the best hits") and not _STATEMENT.search("an UPDATE to the docs")
+
+
+def test_only_the_data_access_layer_holds_sql() -> None:
+    holding = {name for name, path in _modules().items() if _sql_strings(path)}
+    assert SQL_MODULES <= holding  # the finder sees the statements that are there
+    assert holding - SQL_MODULES == set()

@@ -11,9 +11,9 @@ import apsw
 import pytest
 
 from journal_index.config import cache_db_path
-from journal_index.db_identity import APPLICATION_ID
 from journal_index.indexer import discover, index_files
 from journal_index.store import (
+    APPLICATION_ID,
     NotOurIndexError,
     StoreError,
     load_migrations,
