@@ -67,7 +67,7 @@ class Table:
         # Python-side patterns compile on first use: a short-lived CLI process redacting a few
         # excerpts should not pay for the ~75 patterns a long indexing pass ends up using.
         self._single: list[re.Pattern[bytes] | None] = [None] * len(self.rules)
-        # Verdicts by context (see Engine._matches); bounded, cleared when full.
+        # Verdicts by context (see engine.Engine._matches); bounded, cleared when full.
         self.verdicts: dict[tuple[int, bytes], tuple[int, int, int, list[tuple[str, list[tuple[int, int]]]]]] = {}
 
     def single(self, i: int) -> re.Pattern[bytes]:
