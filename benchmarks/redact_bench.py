@@ -34,6 +34,8 @@ import re2
 
 from journal_index import redact as R
 from journal_index.formats import Entry, pi
+from journal_index.redaction.rules import KV_TAIL, TOK_HEAD
+from journal_index.redaction.table import finder_pattern, plain
 
 ROOT = Path(__file__).resolve().parent.parent
 MB = 1_000_000
@@ -140,7 +142,7 @@ def rule_costs(bufs: Sequence[bytes], size: int, floor: float) -> None:
     rules = list(R.RULES)
 
     def cold_warm(subset: Sequence[R.Rule]) -> tuple[float, float]:
-        rx = compile_fresh(R._finder_pattern(subset))
+        rx = compile_fresh(finder_pattern(subset))
         return scan(rx, bufs), scan(rx, bufs)
 
     runs = [cold_warm(rules) for _ in range(3)]
@@ -151,8 +153,8 @@ def rule_costs(bufs: Sequence[bytes], size: int, floor: float) -> None:
           f"warm {size / MB / full_warm:.0f} MB/s ({full_warm / floor:.1f} x floor); "
           f"cold runs spread {spread:.0%}")
     families = {
-        "name=value rules (_kv)": [r for r in rules if r.regex.endswith(R._KV_TAIL)],
-        "provider tokens (\\b-anchored)": [r for r in rules if r.regex.startswith(R._TOK_HEAD)],
+        "name=value rules (_kv)": [r for r in rules if r.regex.endswith(KV_TAIL)],
+        "provider tokens (\\b-anchored)": [r for r in rules if r.regex.startswith(TOK_HEAD)],
         "counting shapes (prefixed, azure_ad, mailchimp, discord_bot)": [
             r for r in rules if r.kind in ("prefixed_token", "azure_ad_client_secret", "mailchimp_api_key",
                                            "discord_bot_token")],
@@ -160,13 +162,13 @@ def rule_costs(bufs: Sequence[bytes], size: int, floor: float) -> None:
     print("  share of the whole table's time saved without a family, and the family alone:")
     for name, family in families.items():
         cold, warm = cold_warm([r for r in rules if r not in family])
-        alone = scan(compile_fresh(R._finder_pattern(family)), bufs)
+        alone = scan(compile_fresh(finder_pattern(family)), bufs)
         print(f"    {name:62} cold {1 - cold / full_cold:4.0%}  warm {1 - warm / full_warm:4.0%}"
               f"   alone {alone / floor:4.1f} x floor")
     rows = []
     for i, rule in enumerate(rules):
-        without = min(scan(compile_fresh(R._finder_pattern(rules[:i] + rules[i + 1 :])), bufs) for _ in range(2))
-        alone = scan(compile_fresh(R._finder_pattern([rule])), bufs)
+        without = min(scan(compile_fresh(finder_pattern(rules[:i] + rules[i + 1 :])), bufs) for _ in range(2))
+        alone = scan(compile_fresh(finder_pattern([rule])), bufs)
         rows.append((1 - without / full_cold, alone / floor, i, rule.kind))
     alone_all = [a for _, a, _, _ in rows]
     print(f"  every rule alone: {min(alone_all):.1f} to {max(alone_all):.1f} x floor; the cost is in the mix.")
@@ -182,7 +184,7 @@ def _redact_in_child(engine: str, text: str, queue: mp.Queue) -> None:
     if engine == "re2":
         fn: Callable[[str], object] = R.Engine().redact
     else:  # the table as one alternation in a backtracking engine, searched to the end
-        rx = importlib.import_module(engine).compile("|".join(f"(?:{R._plain(r.regex)})" for r in R.RULES), re.ASCII)
+        rx = importlib.import_module(engine).compile("|".join(f"(?:{plain(r.regex)})" for r in R.RULES), re.ASCII)
 
         def fn(text: str) -> object:
             return sum(1 for _ in rx.finditer(text))
@@ -236,7 +238,7 @@ def main() -> None:
     line("warm: the same engine again", timed(lambda: [engine.redact(x) for x in texts]), size, floor)
     print("  of which:")
     line("  encoding to UTF-8", timed(lambda: [x.encode("utf-8", "surrogatepass") for x in texts]), size, floor)
-    finder = compile_fresh(R._finder_pattern(R.RULES))
+    finder = compile_fresh(finder_pattern(R.RULES))
     line("  finder alone, cold", scan(finder, bufs), size, floor)
     line("  finder alone, warm", scan(finder, bufs), size, floor)
 

@@ -834,7 +834,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                   "indexes (default: a temporary folder, removed afterwards)")
     ap.add_argument("--corpus", help="use these journals (DIR or DIR/sessions) instead of generating")
     ap.add_argument("--corpus-kind", choices=("generated", "ours"), default="generated",
-                    help="generated: benchmarks/corpus.py (default); ours: the shared real pi journals "
+                    help="generated: benchmarks/corpus/ (default); ours: the shared real pi journals "
                          "replicated to --size by tools/scale_corpus.py --unique, kept in --cache")
     ap.add_argument("--cache", help=f"where --corpus-kind ours keeps its corpora (default {DEFAULT_CACHE})")
     ap.add_argument("--index-only", action="store_true",

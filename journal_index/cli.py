@@ -432,23 +432,19 @@ EXPORT_TABLES = ("files", "entries", "meta")
 def export_cmd(app: App, table: str, fmt: str) -> None:
     """Dump one of the plain tables (no journal text is stored in any of them).
 
-    Runs sqlite-utils in a separate process: it uses Python's own sqlite3, and two SQLite
-    libraries must never open one database file in the same process. Its output is redacted
-    line by line on the way out: paths, cwds and ids come from journals.
+    Read through sqlite-utils once the index is closed here (see journal_index/export.py), and
+    redacted line by line on the way out: paths, cwds and ids come from journals.
     """
+    import sqlite3
+
+    from journal_index import export  # (sqlite-utils loads only for this command)
+
     app.store()  # says so when there is no index; refuses a file that is not ours; migrates ours, so the table exists
     app.close()
-    import subprocess
-
-    flags = {"json": [], "nl": ["--nl"], "csv": ["--csv"], "tsv": ["--tsv"]}[fmt]
-    with subprocess.Popen([sys.executable, "-m", "sqlite_utils", "rows", app.db_path, table, *flags],
-                          stdout=subprocess.PIPE) as proc:
-        assert proc.stdout is not None
-        out = sys.stdout.buffer
-        for line in proc.stdout:
-            out.write(redact(line.decode("utf-8", "replace")).encode())
-        out.flush()
-    sys.exit(proc.returncode)  # sqlite-utils has said what went wrong, if anything
+    try:
+        export.export_table(app.db_path, table, fmt, sys.stdout.buffer)
+    except sqlite3.Error as exc:
+        raise click.ClickException(f"export of {table} failed: {exc}") from None
 
 
 def bundled_sessions() -> Path:

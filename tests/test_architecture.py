@@ -146,5 +146,5 @@ def test_the_statement_finder_finds_statements() -> None:
 
 def test_only_the_data_access_layer_holds_sql() -> None:
     holding = {name for name, path in _modules().items() if _sql_strings(path)}
-    assert SQL_MODULES <= holding  # the finder sees the statements that are there
+    assert holding >= SQL_MODULES  # the finder sees the statements that are there
     assert holding - SQL_MODULES == set()

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from journal_index.cli import cli
@@ -122,6 +123,69 @@ def test_export_dumps_plain_tables_through_sqlite_utils(tmp_path: Path, sessions
     assert len(rows) == 26 and {"path", "cursor", "session_id", "cwd"} <= set(rows[0])
     bad = CliRunner().invoke(cli, ["--db", db, "export", "entries_fts"])
     assert bad.exit_code == 2
+
+
+EXPORT_TOKEN = "ghp_" + "R4nd0mLooking" + "Tok3nF0rExp0rtTest" + "s12345"
+
+
+def _sqlite_utils_rows(db: str, table: str, fmt: str) -> bytes:
+    flags = {"json": [], "nl": ["--nl"], "csv": ["--csv"], "tsv": ["--tsv"]}[fmt]
+    done = subprocess.run([sys.executable, "-m", "sqlite_utils", "rows", db, table, *flags],
+                          capture_output=True, check=True)
+    return done.stdout
+
+
+def test_export_prints_what_sqlite_utils_prints_redacted(tmp_path: Path, sessions_root: Path) -> None:
+    """Every table, every format: the lines of `sqlite-utils rows`, each redacted; no secret gets out."""
+    from journal_index.redact import redact
+
+    folder = sessions_root / f"--home-dev-{EXPORT_TOKEN}--"
+    folder.mkdir()
+    header = {"type": "session", "version": 3, "id": "0199aaaa-0000-7000-8000-000000000001",
+              "timestamp": "2026-01-05T08:00:00.000Z", "cwd": f"/home/dev/{EXPORT_TOKEN}"}
+    (folder / "2026-01-05T08-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl").write_text(
+        json.dumps(header) + "\n")
+    (tmp_path / "no-journals").mkdir()
+    empty = str(tmp_path / "empty.db")  # no rows in files and entries: `[]`, and a header alone
+    assert run("--db", empty, "--sessions", str(tmp_path / "no-journals"), "index").exit_code == 0
+    full = str(tmp_path / "x.db")
+    assert run("--db", full, "--sessions", str(sessions_root), "index").exit_code == 0
+    for db in (full, empty):
+        for table in ("files", "entries", "meta"):
+            for fmt in ("json", "nl", "csv", "tsv"):
+                raw = _sqlite_utils_rows(db, table, fmt)
+                expected = b"".join(redact(line.decode()).encode() for line in raw.splitlines(keepends=True))
+                ours = CliRunner().invoke(cli, ["--db", db, "export", table, "--format", fmt])
+                assert ours.exit_code == 0, ours.output
+                assert ours.stdout_bytes == expected, (db, table, fmt)
+                assert EXPORT_TOKEN not in ours.output
+    assert EXPORT_TOKEN.encode() in _sqlite_utils_rows(full, "files", "nl")  # the token is in the table
+
+
+def test_export_never_opens_the_index_beside_an_open_apsw_connection(tmp_path: Path, sessions_root: Path) -> None:
+    """Two SQLite libraries in one process must not hold one file open: export refuses while apsw has it."""
+    import io
+
+    import apsw
+
+    from journal_index.export import StillOpen, export_table
+    from journal_index.store import open_store
+
+    db = str(tmp_path / "x.db")
+    assert run("--db", db, "--sessions", str(sessions_root), "index").exit_code == 0
+    store = open_store(db)
+    out = io.BytesIO()
+    try:
+        with pytest.raises(StillOpen):
+            export_table(db, "files", "nl", out)
+    finally:
+        store.close()
+    assert out.getvalue() == b""
+    export_table(db, "files", "nl", out)  # once it is closed
+    assert len(out.getvalue().splitlines()) == 26
+    result = run("--db", db, "export", "meta")
+    assert result.exit_code == 0 and json.loads(result.output)
+    assert [c for c in apsw.connections() if Path(c.filename) == Path(db)] == []
 
 
 def test_every_command_is_in_the_readme() -> None:

@@ -1,4 +1,4 @@
-"""Tests for the benchmark corpus generator (benchmarks/corpus.py)."""
+"""Tests for the benchmark corpus generator (benchmarks/corpus/)."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_target_mix_constants_come_from_the_fixtures() -> None:
 
 
 def test_text_pools_come_from_the_stdlib() -> None:
-    pools = corpus._pools()
+    pools = corpus.text_pools()
     assert len(pools.sentences) > 1000 and len(pools.files) > 50 and pools.big and pools.small
     assert any(re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", t) for t in corpus.INTL_TEXT)
     assert any(re.search(r"[éüöñ]", t) for t in corpus.INTL_TEXT)

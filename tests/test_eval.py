@@ -18,6 +18,7 @@ from journal_index.scope import resolve_scope
 from journal_index.store import Store
 from tests.eval.check_questions import check
 from tests.eval.corpora import EVAL_SESSIONS, corpora, load_all_questions
+from tests.eval.eval_session_texts import parse_story
 from tests.eval.make_eval_sessions import build
 from tests.eval.run_eval import _call_shown_whole, evaluate_corpus, registered_format
 
@@ -120,3 +121,20 @@ def test_the_eval_refuses_to_list_test_questions_while_tuning(capsys: pytest.Cap
     assert main(["--verbose"]) == 2
     assert main(["--verbose", "--split", "test"]) == 2
     assert "run_eval:" in capsys.readouterr().err
+
+
+def test_story_files_keep_each_value_exactly() -> None:
+    """Trailing newlines, blank lines, an empty value and JSON come back as they were written."""
+    text = (
+        "cwd: /home/ines\nstart: 2026-05-04T08:55:00.000Z\n\n"
+        "::: user\n:: text\nfirst line\n\n  indented, then a blank line\n\n"
+        "::: tool read\n:: args (json)\n{\"path\": \"a\\nb\", \"limit\": 3}\n:: output\n\n"
+        "::: assistant\n:: text\nends in a newline\n\n:: thinking\n"
+    )
+    header, calls = parse_story(text)
+    assert header == {"cwd": "/home/ines", "start": "2026-05-04T08:55:00.000Z"}
+    assert calls == [
+        ("user", {"text": "first line\n\n  indented, then a blank line\n"}),
+        ("tool", {"name": "read", "args": {"path": "a\nb", "limit": 3}, "output": ""}),
+        ("assistant", {"text": "ends in a newline\n", "thinking": ""}),
+    ]

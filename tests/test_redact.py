@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from journal_index import redact as R
 from journal_index.formats import Entry, pi
 from journal_index.redact import Hit, redact, redact_with_hits
+from journal_index.redaction.pieces import pieces as redaction_pieces
 from journal_index.store import open_store
 from tests.shared_data import agent_journals
 
@@ -369,7 +370,7 @@ def test_pem_across_a_piece_boundary(depth: int) -> None:
 
 def test_pieces_cover_the_text_at_line_boundaries() -> None:
     text = ("x" * 100 + "\n") * 30_000 + "  indented\n" * 10
-    pieces = list(R._pieces(text, size=50_000))
+    pieces = list(redaction_pieces(text, size=50_000))
     assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
     for (_, a_end), (b_start, _) in zip(pieces, pieces[1:], strict=False):
         assert a_end == b_start and text[a_end - 1] == "\n"
