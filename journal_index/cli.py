@@ -7,197 +7,36 @@ Errors the user can fix are one line on stderr and a non-zero exit: ``click.Usag
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import apsw
 import click
-import orjson
 
-from journal_index import __version__, indexer, output, query, render
+from journal_index import __version__, cli_agent, indexer, output, query, render
+from journal_index.cli_app import (
+    CONTEXT_SETTINGS,
+    App,
+    emit_json,
+    filter_options,
+    json_option,
+    nothing_found_hint,
+    with_app,
+)
 from journal_index.config import (
     CANDIDATES,
     QUERY_SECONDS,
     SCOPES,
-    ConfigError,
-    db_path,
-    existing,
-    max_scope_from_env,
-    session_roots,
 )
 from journal_index.conversation import MAX_CONTEXT
 from journal_index.counts import count
-from journal_index.formats import FORMATS, KINDS, Root
-from journal_index.index_errors import classify
-from journal_index.redact import redact, redact_with_hits
-from journal_index.scope import ScopeError, resolve_scope
-from journal_index.service import Caller, ReadRequest, Request, RequestError, Service
-from journal_index.store import BROKEN_INDEX, Store, StoreError, identify, open_store, recover, remove_db_files
-from journal_index.time_bounds import TimeBoundError, parse_time_bound
-
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def emit_json(data: Any) -> None:
-    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
-
-
-class App:
-    """What every command needs: the index path, the session roots, an open store."""
-
-    def __init__(self, db: str | None, sessions: tuple[str, ...]) -> None:
-        self.db_path = db_path(db)
-        self.roots = session_roots(sessions)
-        # Folders the user named must exist; of the agents' default folders, those that do.
-        self.explicit_roots = bool(sessions) or bool(os.environ.get("JOURNAL_INDEX_SESSIONS"))
-        self._store: Store | None = None
-        # Set for commands that only read: they never create an index (a mistyped --db must not
-        # become a new file, nor start indexing every journal into it).
-        self.must_exist = False
-
-    def store(self) -> Store:
-        if self._store is None:
-            if self.must_exist and identify(self.db_path).state == "new":
-                raise click.ClickException(f"there is no index at {redact(self.db_path)}; make one with "
-                                           "`journal-index index` (or give --db the index's path)")
-            try:
-                self._store = open_store(self.db_path)
-            except StoreError as exc:
-                raise click.ClickException(str(exc)) from None
-        return self._store
-
-    def recover(self, reason: str) -> Store:
-        self._store = recover(self.store(), reason)
-        return self._store
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-    def existing_roots(self) -> list[Root]:
-        found = existing(self.roots)
-        missing = [r for r in self.roots if r not in found]
-        if self.explicit_roots and missing:
-            raise click.ClickException(
-                f"session folder {missing[0]} does not exist; pass --sessions DIR, or set JOURNAL_INDEX_SESSIONS"
-            )
-        if not found:
-            looked = ", ".join(str(r) for r in self.roots)
-            raise click.ClickException(
-                f"no agent journals found (looked in {looked}); pass --sessions DIR or set JOURNAL_INDEX_SESSIONS"
-            )
-        return found
-
-    def service(self) -> Service:
-        """The service layer over this index; a brand-new (or rebuilt) index is filled first."""
-        service = Service(self.store(), self.roots)
-        service.fill_if_new()
-        return service
-
-    @staticmethod
-    def caller(cwd: str | None) -> Caller:
-        """The person at this terminal, in ``cwd`` (default: the current folder)."""
-        return Caller(cwd=cwd or os.getcwd())
-
-
-def with_app(func: F) -> F:
-    """Pass the App, and turn library errors into one-line CLI errors."""
-
-    @click.pass_obj
-    @functools.wraps(func)
-    def wrapper(app: App, *args: Any, **kwargs: Any) -> Any:
-        try:
-            try:
-                return func(app, *args, **kwargs)
-            except BROKEN_INDEX as exc:
-                # The index is disposable: set the broken file aside, start a fresh one (the
-                # command refills it from the journals) and answer the same request once more.
-                app.recover(type(exc).__name__)
-                return func(app, *args, **kwargs)
-        except RequestError as exc:
-            raise click.ClickException(f"{exc.message}; {exc.hint}") from None
-        except (query.QueryError, ScopeError, ConfigError, StoreError) as exc:
-            raise click.ClickException(str(exc)) from None
-        except apsw.BusyError:
-            raise click.ClickException("the index is busy (another process holds a write lock); "
-                                       "retry in a moment") from None
-        except apsw.InterruptError:
-            raise click.ClickException(f"the query ran over {QUERY_SECONDS:g} s; use fewer common words, "
-                                       "a narrower scope or a time range") from None
-        except apsw.Error as exc:
-            failure = classify(exc, app.db_path)  # a full disk or a read-only index is no reason to rebuild
-            if failure is None:
-                raise
-            raise click.ClickException(failure.line()) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def json_option(func: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
-
-
-class TimeOptionError(click.ClickException):
-    """A --since/--until the parser cannot read: one line listing the accepted forms, exit 2
-    (a malformed argument, as click's own usage errors)."""
-
-    exit_code = 2
-
-
-def time_bound_option(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    """--since/--until as epoch ms, read by the one time parser (the agent tool uses it too)."""
-    if value is None:
-        return None
-    try:
-        return parse_time_bound(value, end=param.name == "until")
-    except (TimeBoundError, ConfigError) as exc:
-        raise TimeOptionError(f"--{param.name}: {exc}") from None
-
-
-def filter_options(func: F) -> F:
-    """--cwd, --scope, --session, --agent, --since, --until, --kind: the same everywhere."""
-    options = [
-        click.option("--cwd", type=click.Path(file_okay=False), default=None,
-                     help="Folder the project root is derived from (default: the current folder)."),
-        click.option("--scope", type=click.Choice(SCOPES), default=None,
-                     help="Which sessions: session, project (the default; all projects when this folder "
-                          "has no sessions of its own) or global."),
-        click.option("--session", "session_id", default=None,
-                     help="One session: its id or a unique prefix, AGENT:ID when two agents' sessions share "
-                          "the id, or its journal's path (implies --scope session)."),
-        click.option("--agent", "agents", multiple=True, type=click.Choice(sorted(FORMATS)),
-                     help="Only journals of this agent (repeatable)."),
-        click.option("--since", default=None, callback=time_bound_option, metavar="WHEN",
-                     help="From this time: 2d, 3h, 30m, 1w, today, yesterday, 2026-09-01 (local day) or ISO-8601."),
-        click.option("--until", default=None, callback=time_bound_option, metavar="WHEN",
-                     help="Up to this time: the same forms (2026-09-30: the whole local day; today: its midnight)."),
-        click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
-                     help="Only these entry kinds (repeatable)."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def nothing_found_hint(filters: query.Filters, words: bool) -> str:
-    """The one hint under an empty answer, naming only what would widen this very search."""
-    ways = ["fewer or other words"] if words else []
-    if filters.scope.kind != "global":
-        ways.append("--scope global")
-    if filters.since is not None or filters.until is not None:
-        ways.append("a longer --since/--until range")
-    if filters.kinds or filters.agents:
-        ways.append("fewer --kind/--agent filters")
-    if not ways:
-        return "nothing is indexed here yet; run `journal-index index`"
-    return "nothing matched; try " + (", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0])
-
+from journal_index.redact import redact_with_hits
+from journal_index.scope import resolve_scope
+from journal_index.service import ReadRequest, Request
+from journal_index.store import open_store, remove_db_files
 
 # Commands that only read the index: given a path where no index is, they say so and create nothing.
 READ_ONLY_COMMANDS = frozenset({"status", "search", "read", "summaries", "sessions", "export"})
@@ -500,132 +339,8 @@ def demo_cmd(ctx: click.Context) -> None:
         step("summaries written when the sessions compacted", ["summaries", "--cwd", DEMO_CWD, "--limit", "3"])
 
 
-def agent_options(func: F) -> F:
-    """--cwd, --session-file, --max-scope: what the host tells the agent tool about itself."""
-    options = [
-        click.option("--cwd", type=click.Path(file_okay=False), default=None,
-                     help="The agent's folder: project scope derives from it (default: the current folder)."),
-        click.option("--session-file", type=click.Path(dir_okay=False), default=None,
-                     help="The agent's current journal (indexed before every call; its session is "
-                          "scope 'session')."),
-        click.option("--max-scope", type=click.Choice(["session", "project", "global"]), default=None,
-                     help="Widest scope the agent may use (env JOURNAL_INDEX_MAX_SCOPE; default project)."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def make_tool(app: App, cwd: str | None, session_file: str | None, max_scope: str | None) -> Any:
-    from journal_index.tool import MemoryTool
-
-    try:
-        return MemoryTool(app.db_path, app.roots, cwd=cwd, session_file=session_file, max_scope=max_scope)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
-
-
-@cli.command(name="tool")
-@click.argument("arguments", required=False)
-@agent_options
-@click.pass_obj
-def tool_cmd(app: App, arguments: str | None, cwd: str | None, session_file: str | None,
-             max_scope: str | None) -> None:
-    """Answer one memory_context call: JSON arguments (or stdin) in, one JSON answer out.
-
-    Error answers exit 0 (they are answers); unreadable JSON exits 2.
-
-    \b
-    Example:
-        journal-index tool '{"action": "search", "query": "rate limit"}'
-    """
-    raw = arguments if arguments is not None else sys.stdin.read()
-    try:
-        parsed = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        click.echo(f"journal-index: error: the arguments are not JSON ({exc.args[0]})", err=True)
-        sys.exit(2)
-    if not isinstance(parsed, dict):
-        click.echo('journal-index: error: the arguments must be one JSON object, e.g. {"action": "search"}',
-                   err=True)
-        sys.exit(2)
-    tool = make_tool(app, cwd, session_file, max_scope)
-    try:
-        answer = tool.call(parsed)
-    finally:
-        tool.close()
-    click.echo(orjson.dumps(answer.as_json()).decode())
-
-
-@cli.command(name="mcp")
-@agent_options
-@click.pass_obj
-def mcp_cmd(app: App, cwd: str | None, session_file: str | None, max_scope: str | None) -> None:
-    """Serve the memory_context tool to an agent over MCP stdio (until stdin closes)."""
-    from journal_index.mcp_server import run
-
-    try:
-        max_scope_from_env()  # a bad setting fails now, not at the first call
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
-    sys.exit(run(lambda: make_tool(app, cwd, session_file, max_scope)))
-
-
-@cli.command(name="watch")
-@click.option("--rescan", type=click.FloatRange(min=1), default=30, show_default=True, metavar="SECONDS",
-              help="Seconds between full rescans (the fallback for missed file events).")
-@click.option("--no-events", is_flag=True, help="Rescan only; no OS file events (e.g. network file systems).")
-@click.option("--quiet", "-q", is_flag=True, help="Log errors only.")
-@click.option("--verbose", "-v", is_flag=True, help="Log every pass.")
-@with_app
-def watch_cmd(app: App, rescan: float, no_events: bool, quiet: bool, verbose: bool) -> None:
-    """Keep the index up to date in the background: backfill, then follow the session roots.
-
-    Stops cleanly on SIGINT/SIGTERM. Run it as a service with `journal-index service --print`.
-    """
-    from journal_index import watch
-
-    verbosity = watch.QUIET if quiet else watch.VERBOSE if verbose else watch.NORMAL
-    options = watch.WatchOptions(rescan=rescan, events=not no_events, verbosity=verbosity)
-    sys.exit(watch.run(app.store(), app.roots, options))
-
-
-@cli.command(name="gc")
-@click.option("--confirm", is_flag=True, help="Delete the journals the last preview listed (if unchanged).")
-@click.option("--current", type=click.Path(dir_okay=False), default=None,
-              help="The journal in use now; never a candidate.")
-@json_option
-@with_app
-def gc_cmd(app: App, confirm: bool, current: str | None, as_json: bool) -> None:
-    """Preview junk journals (never compacted and temporary, empty or ≤ 2 replies); --confirm deletes them."""
-    from journal_index import gc
-
-    roots = app.existing_roots()
-    if confirm:
-        result = gc.confirm(app.store(), roots, current)
-        emit_json(result.as_json()) if as_json else click.echo(gc.confirm_text(result))
-    else:
-        candidates = gc.preview(app.store(), roots, current)
-        if as_json:
-            emit_json({"candidates": [c.as_json() for c in candidates]})
-        else:
-            click.echo(gc.preview_text(candidates))
-
-
-@cli.command(name="service")
-@click.option("--print", "kind", metavar="systemd|launchd", default=None,
-              help="Print a systemd user unit or a launchd agent that runs `journal-index watch`.")
-@click.pass_context
-def service_cmd(ctx: click.Context, kind: str | None) -> None:
-    """Print a service file that keeps `journal-index watch` running (install: see the README)."""
-    from journal_index import service_files
-
-    top = ctx.find_root().params
-    try:
-        click.echo(service_files.service_file(kind, top.get("db"), tuple(top.get("sessions") or ())), nl=False)
-    except service_files.ServiceFileError as exc:
-        click.echo(f"journal-index: error: {exc}", err=True)
-        sys.exit(2)
+for _command in (cli_agent.tool_cmd, cli_agent.mcp_cmd, cli_agent.watch_cmd, cli_agent.gc_cmd, cli_agent.service_cmd):
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -148,3 +148,11 @@ def test_only_the_data_access_layer_holds_sql() -> None:
     holding = {name for name, path in _modules().items() if _sql_strings(path)}
     assert holding >= SQL_MODULES  # the finder sees the statements that are there
     assert holding - SQL_MODULES == set()
+
+
+def test_no_module_is_too_long_to_read() -> None:
+    root = PACKAGE.parent
+    long = {str(path.relative_to(root)): n for folder in ("journal_index", "benchmarks")
+            for path in (root / folder).rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
