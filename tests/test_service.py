@@ -24,7 +24,8 @@ def test_pages_are_slices_of_one_ranked_list(indexed_store: Store, words: str) -
     service = Service(indexed_store)
     whole = service.search(Request(words, scope="global", limit=12), PERSON)
     assert len(whole.result.hits) == 12  # enough hits for the pages to mean something
-    pages, offset = [], 0
+    pages: list = []
+    offset: int | None = 0
     while offset is not None and offset < 12:
         page = service.search(Request(words, scope="global", limit=4, offset=offset), PERSON)
         assert page.offset == offset
