@@ -1,18 +1,12 @@
-"""Incremental indexing of journals from their stored byte cursors.
-
-Per journal: stat; skip when size, mtime and ctime are unchanged and it is the same file
-(device and inode); otherwise check that what was indexed is still there (the same file, size ≥
-cursor, same header line, same bytes just before the cursor, no new ctime on an old size and
-mtime) and start over from byte 0 when it is not. Then read blocks of complete lines (about 512 KiB)
-and commit each block's rows, FTS terms and the new cursor in one short ``BEGIN IMMEDIATE``
-transaction, so a crash at any moment leaves a state from which the next pass yields exactly
-the from-scratch index.
+"""Incremental indexing of journals from their stored byte cursors: the passes.
 
 This module runs passes: one journal (:func:`index_file`), or many (:func:`index_files`), in
 this process or, for a large pass, with parsing and redaction in worker processes while this
 process only checks journals and writes; and it finds the journals under the session roots.
-What one journal's pass does is :mod:`journal_index.journal_pass`. FTS merges and WAL
-checkpoints run between write transactions, never inside one (:mod:`journal_index.store`).
+What one journal's pass does — the checks that decide whether it is read from its cursor or
+from byte 0, and the commits that keep the cursor with its rows — is
+:mod:`journal_index.journal_pass`. FTS merges and WAL checkpoints run between write
+transactions, never inside one (:mod:`journal_index.store`).
 """
 
 from __future__ import annotations
