@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import apsw
 from click.testing import CliRunner
 
 from journal_index.cli import cli
+from tests import format_samples as samples
 from tests.conftest import FIXTURES
 
 AGENT_FIXTURES = FIXTURES / "agents"
@@ -122,3 +124,49 @@ def assert_agent_status(env: dict[str, str], agent: str, sessions: int, entries:
     """`status --json` counts ``agent``'s sessions and entries."""
     by_agent = cli_json(env, "status")["byAgent"][agent]
     assert (by_agent["sessions"], by_agent["entries"]) == (sessions, entries)
+
+
+OTHER_PROJECT_SESSION = "e15e0000-0000-4000-8000-0000000000aa"
+
+
+@dataclass
+class ThreeAgentHome:
+    home: Path
+    env: dict[str, str]  # HOME and the index, for the CLI in a subprocess
+    project: Path  # the folder all three agents' sessions worked in
+    written: dict[str, samples.Sample]  # by agent
+
+
+def three_agent_home(tmp_path: Path, secret: str, secret_in: str = "user") -> ThreeAgentHome:
+    """A private HOME with one pi, one Claude Code and one Codex session of the same project,
+    whose words name their agent (the same text in two sessions would take one slot) and whose
+    user (or, with ``secret_in="assistant"``, assistant) words carry ``secret``; and a pi session
+    of another project (id OTHER_PROJECT_SESSION, the newest) with the same user words, which a
+    project-scoped answer must never show."""
+    home = tmp_path / "home"
+    project = home / "work" / "contract-proj"
+    project.mkdir(parents=True)
+    written = [
+        samples.write_pi(home / ".pi" / "agent" / "sessions"),
+        samples.write_claude(home / ".claude" / "projects"),
+        samples.write_codex(home / ".codex" / "sessions"),
+    ]
+    user_tail, assistant_tail = (f" {secret}", "") if secret_in == "user" else ("", f" {secret}")
+    for sample in written:
+        sample.lines = [line.replace(samples.CWD.encode(), str(project).encode())
+                            .replace(samples.USER_WORDS.encode(),
+                                     f"{samples.USER_WORDS} by {sample.fmt}{user_tail}".encode())
+                            .replace(samples.ASSISTANT_WORDS.encode(),
+                                     f"{samples.ASSISTANT_WORDS} by {sample.fmt}{assistant_tail}".encode())
+                        for line in sample.lines]
+        sample.path.parent.mkdir(parents=True, exist_ok=True)
+        sample.write()
+    other = home / ".pi" / "agent" / "sessions" / "--home-dev-elsewhere--"
+    other.mkdir(parents=True)
+    (other / f"2026-09-02T10-00-00-000Z_{OTHER_PROJECT_SESSION}.jsonl").write_text("\n".join([
+        json.dumps({"type": "session", "version": 3, "id": OTHER_PROJECT_SESSION,
+                    "timestamp": "2026-09-02T10:00:00.000Z", "cwd": "/home/dev/elsewhere"}),
+        json.dumps({"type": "message", "id": "e1000001", "parentId": None, "timestamp": "2026-09-02T10:00:01.000Z",
+                    "message": {"role": "user", "content": [{"type": "text", "text": samples.USER_WORDS}]}}),
+    ]) + "\n")
+    return ThreeAgentHome(home, home_env(home, tmp_path / "index.db"), project, {s.fmt: s for s in written})

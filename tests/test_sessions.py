@@ -9,41 +9,18 @@ import sys
 from pathlib import Path
 
 from tests import format_samples as samples
-from tests.agent_homes import cli_json, home_env
+from tests.agent_homes import OTHER_PROJECT_SESSION, cli_json, three_agent_home
 
 SECRET = "ghp_" + "Q7x9Lm2Rt5Vw8Yz1Bc4Df6Gh3Jk0Np2Sa9Ue"  # a GitHub token's shape
-OTHER_ID = "e15e0000-0000-4000-8000-0000000000aa"
+OTHER_ID = OTHER_PROJECT_SESSION
 
 
 def _home(tmp_path: Path) -> tuple[dict[str, str], Path, dict[str, samples.Sample]]:
-    """pi, Claude Code and Codex sessions of one project (each user message holds a secret) and a
-    pi session of another project with the same words."""
-    home = tmp_path / "home"
-    project = home / "work" / "contract-proj"
-    project.mkdir(parents=True)
-    written = [
-        samples.write_pi(home / ".pi" / "agent" / "sessions"),
-        samples.write_claude(home / ".claude" / "projects"),
-        samples.write_codex(home / ".codex" / "sessions"),
-    ]
-    for sample in written:
-        sample.lines = [line.replace(samples.CWD.encode(), str(project).encode())
-                            .replace(samples.USER_WORDS.encode(),
-                                     f"{samples.USER_WORDS} by {sample.fmt} {SECRET}".encode())
-                        for line in sample.lines]
-        sample.path.parent.mkdir(parents=True, exist_ok=True)
-        sample.write()
-    other = home / ".pi" / "agent" / "sessions" / "--home-dev-elsewhere--"
-    other.mkdir(parents=True)
-    (other / f"2026-09-02T10-00-00-000Z_{OTHER_ID}.jsonl").write_text("\n".join([
-        json.dumps({"type": "session", "version": 3, "id": OTHER_ID, "timestamp": "2026-09-02T10:00:00.000Z",
-                    "cwd": "/home/dev/elsewhere"}),
-        json.dumps({"type": "message", "id": "e1000001", "parentId": None, "timestamp": "2026-09-02T10:00:01.000Z",
-                    "message": {"role": "user", "content": [{"type": "text", "text": samples.USER_WORDS}]}}),
-    ]) + "\n")
-    env = home_env(home, tmp_path / "index.db")
-    assert cli_json(env, "index")["files"] == 4
-    return env, project, {s.fmt: s for s in written}
+    """The three agents' sessions of one project (each user message holds a secret) and another
+    project's session with the same words, indexed."""
+    made = three_agent_home(tmp_path, SECRET, secret_in="user")
+    assert cli_json(made.env, "index")["files"] == 4
+    return made.env, made.project, made.written
 
 
 def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

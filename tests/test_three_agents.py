@@ -10,40 +10,14 @@ import sys
 from pathlib import Path
 
 from tests import format_samples as samples
-from tests.agent_homes import cli_json, home_env
+from tests.agent_homes import cli_json, three_agent_home
 
 SECRET = "ghp_" + "Q7x9Lm2Rt5Vw8Yz1Bc4Df6Gh3Jk0Np2Sa9Ue"  # a GitHub token's shape
 
 
 def _home(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
-    home = tmp_path / "home"
-    project = home / "work" / "contract-proj"
-    project.mkdir(parents=True)
-    written = [
-        samples.write_pi(home / ".pi" / "agent" / "sessions"),
-        samples.write_claude(home / ".claude" / "projects"),
-        samples.write_codex(home / ".codex" / "sessions"),
-    ]
-    for sample in written:
-        # Each agent's session belongs to the same project folder and carries a secret; its words
-        # name the agent (the same text in two sessions would take one slot, the other noted).
-        sample.lines = [line.replace(samples.CWD.encode(), str(project).encode())
-                            .replace(samples.USER_WORDS.encode(), f"{samples.USER_WORDS} by {sample.fmt}".encode())
-                            .replace(samples.ASSISTANT_WORDS.encode(),
-                                     f"{samples.ASSISTANT_WORDS} by {sample.fmt} {SECRET}".encode())
-                        for line in sample.lines]
-        sample.path.parent.mkdir(parents=True, exist_ok=True)
-        sample.write()
-    # Another project's pi session with the same words: never in this project's results.
-    other = home / ".pi" / "agent" / "sessions" / "--home-dev-elsewhere--"
-    other.mkdir(parents=True)
-    (other / "2026-09-02T10-00-00-000Z_00000000-0000-0000-0000-0000000000aa.jsonl").write_text("\n".join([
-        json.dumps({"type": "session", "version": 3, "id": "00000000-0000-0000-0000-0000000000aa",
-                    "timestamp": "2026-09-02T10:00:00.000Z", "cwd": "/home/dev/elsewhere"}),
-        json.dumps({"type": "message", "id": "e1000001", "parentId": None, "timestamp": "2026-09-02T10:00:01.000Z",
-                    "message": {"role": "user", "content": [{"type": "text", "text": samples.USER_WORDS}]}}),
-    ]) + "\n")
-    return home, home_env(home, tmp_path / "index.db"), project
+    made = three_agent_home(tmp_path, SECRET, secret_in="assistant")
+    return made.home, made.env, made.project
 
 
 def test_index_then_search_answers_from_every_agent_within_the_project(tmp_path: Path) -> None:
