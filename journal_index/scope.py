@@ -17,7 +17,7 @@ from typing import Any
 
 from journal_index import read_sql
 from journal_index.config import SCOPES
-from journal_index.formats import normalize_cwd
+from journal_index.formats import is_absolute_cwd, normalize_cwd
 from journal_index.redact import redact
 from journal_index.store import Store
 
@@ -97,7 +97,7 @@ def is_home(path: str) -> bool:
 
 def project_root(store: Store, cwd: str) -> tuple[str, bool]:
     """(root, exact) for a cwd, by the root rule, from the cwds that have sessions."""
-    cwd = normalize_cwd(os.path.abspath(cwd))
+    cwd = normalize_cwd(cwd if is_absolute_cwd(cwd) else os.path.abspath(cwd))
     if is_home(cwd):
         return cwd, True
     candidates = [str(p) for p in [PurePosixPath(cwd), *PurePosixPath(cwd).parents]]

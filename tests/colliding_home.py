@@ -26,7 +26,9 @@ WORD_ONLY_IN_A = "condensation"  # said in the Claude transcript, never in the C
 
 def _rewrite(source: Path, target: Path, old_id: str, new_id: str, old_cwd: str, new_cwd: str) -> Path:
     data = source.read_bytes()
-    data = data.replace(old_id.encode(), new_id.encode()).replace(old_cwd.encode(), new_cwd.encode())
+    # The folders stand inside JSON strings: a Windows folder's backslashes are escaped there.
+    escaped = json.dumps(new_cwd)[1:-1]
+    data = data.replace(old_id.encode(), new_id.encode()).replace(old_cwd.encode(), escaped.encode())
     target.write_bytes(data)
     return target
 

@@ -153,6 +153,34 @@ def test_an_index_made_before_cwds_were_normalized_is_fixed_by_the_next_pass(tmp
     assert found["results"] and {hit["cwd"] for hit in found["results"]} == {PROJ_A}
 
 
+WINDOWS_A = "D:\\work\\projA\\web"  # a transcript written by Claude Code on Windows
+
+
+def test_a_windows_cwd_is_a_folder_of_its_own_not_one_relative_to_here(tmp_path: Path):
+    home = Home(tmp_path, claude_cwd=WINDOWS_A)
+    for asked in (WINDOWS_A, "D:\\work\\projA", "D:/work/projA/web/"):
+        found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", asked, "--scope", "project")
+        assert found["results"], asked
+        assert {hit["cwd"] for hit in found["results"]} == {"D:/work/projA/web"}
+    for elsewhere in (PROJ_B, "D:\\work\\projB", "E:\\work\\projA\\web"):
+        found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", elsewhere, "--scope", "project")
+        assert found["results"] == [], elsewhere
+
+
+def test_an_index_holding_windows_cwds_as_written_is_fixed_by_the_next_pass(tmp_path: Path):
+    home = Home(tmp_path, claude_cwd=WINDOWS_A)
+    db = home.env["JOURNAL_INDEX_DB"]
+    conn = apsw.Connection(db)
+    try:  # as version 9 stored it
+        conn.execute("UPDATE files SET cwd = ? WHERE format = 'claude'", (WINDOWS_A,))
+        conn.pragma("user_version", 9)
+    finally:
+        conn.close()
+    cli_json(home.env, "index")
+    found = cli_json(home.env, "search", WORD_ONLY_IN_A, "--cwd", WINDOWS_A, "--scope", "project")
+    assert found["results"] and {hit["cwd"] for hit in found["results"]} == {"D:/work/projA/web"}
+
+
 def test_tool_names_another_agents_session_by_agent_id_only_where_the_operator_allows(colliding: Home):
     arguments = {"action": "search", "query": WORD_ONLY_IN_A, "scope": "session", "sessionId": f"claude:{SHARED_ID}"}
     refused = colliding.tool(arguments)  # the default limit: B's project

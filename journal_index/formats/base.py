@@ -33,11 +33,24 @@ IMAGE = "[image]"
 OWN_TOOL = "memory_context"
 
 
+# A folder named as Windows names it (a journal written on Windows: "D:\\work\\app", "C:/x").
+_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def is_absolute_cwd(cwd: str) -> bool:
+    """Whether a folder's name stands alone: POSIX absolute, or a Windows drive path."""
+    return cwd.startswith("/") or bool(_WINDOWS_ABSOLUTE.match(cwd))
+
+
 def normalize_cwd(cwd: str) -> str:
     """A folder as scopes compare it: ``.`` and ``..`` folded and slashes single, by the name
-    alone (the folder need not exist). ``/a/b/../c`` is ``/a/c``, never a folder inside ``/a/b``."""
+    alone (the folder need not exist). ``/a/b/../c`` is ``/a/c``, never a folder inside ``/a/b``.
+    A Windows drive path keeps its drive and takes ``/`` between its parts (``D:\\app\\web`` is
+    ``D:/app/web``), so that its subfolders lie inside it here too."""
     if not cwd:
         return cwd
+    if _WINDOWS_ABSOLUTE.match(cwd):
+        cwd = cwd.replace("\\", "/")
     folded = posixpath.normpath(cwd)
     # POSIX leaves a leading "//" implementation-defined; a journal means the plain root.
     return "/" + folded.lstrip("/") if folded.startswith("//") else folded
