@@ -1,0 +1,42 @@
+"""The ranking's weights, all of them, in one place (ranking.py reads nothing else).
+
+A hit's score is a sum of named factors, each a weight times a feature (ranking.py):
+
+    score = log(FIELDS[intent][field] × bm25)       lexical, field-weighted
+          + coverage · log(share of the question held)
+          + age · log(1 + days / 30)  +  fresh · now · log(1 + days / 2)
+          + proximity · p  +  pairs · log(1 + pairs found)  +  call_named · [the call names it]
+          + question_turn · [a question, answered by its reply]  +  copy · [a copy of an earlier answer]
+    a reply to a candidate question scores at least that question's score + reply_link.
+
+FITTED is written by ``python -m tests.eval.fit_weights`` (coordinate ascent on the train split
+only; the note says which run). Edit by hand only to try a value, then fit again.
+"""
+
+from __future__ import annotations
+
+FIELD_NAMES = ("said", "call", "output", "summary")
+
+# Written by tests/eval/fit_weights.py.
+FITTED: dict[str, object] = {
+    "note": "initial values, carried over from the rules they replace (not fitted yet)",
+    "fields": {
+        "lookup": {"said": 1.0, "call": 0.75, "output": 0.56, "summary": 1.0},
+        "explain": {"said": 1.0, "call": 0.3, "output": 0.17, "summary": 1.0},
+        "output": {"said": 1.0, "call": 1.6, "output": 1.12, "summary": 1.0},
+        "now": {"said": 1.0, "call": 0.75, "output": 0.56, "summary": 0.8},
+    },
+    "features": {
+        "coverage": 2.0,
+        "age": -1.0,
+        "fresh": -1.0,
+        "proximity": 0.405,
+        "pairs": 0.3,
+        "call_named": 0.405,
+        "question_turn": -0.357,
+        "reply_link": -0.105,
+        "copy": -6.9,
+        "name": 1.5,
+        "synonym": 0.7,
+    },
+}
