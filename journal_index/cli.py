@@ -331,25 +331,26 @@ def rebuild_cmd(app: App, as_json: bool) -> None:
 @filter_options
 @click.option("--limit", type=click.IntRange(1, CANDIDATES), default=10, show_default=True,
               help=f"How many results (at most {CANDIDATES}: the ranking looks at that many candidates).")
+@click.option("--explain", is_flag=True, help="Show each ranking factor's part of every hit's score.")
 @json_option
 @with_app
 def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | None, session_id: str | None,
                agents: tuple[str, ...], since: int | None, until: int | None, kinds: tuple[str, ...], limit: int,
-               as_json: bool) -> None:
+               explain: bool, as_json: bool) -> None:
     """Find entries by words (all words first, then most of them); no words lists the newest."""
     app.ensure_indexed()
     filters, note = build_filters(app, FilterArgs(cwd, scope, session_id, agents, since, until, kinds))
     with app.store().time_limit(QUERY_SECONDS):
         result = query.search(app.store(), " ".join(words), filters, limit=limit, roots=app.roots)
     if as_json:
-        emit_json(render.redact_json(result.as_json()))
+        emit_json(render.redact_json(result.as_json(explain=explain)))
         return
     if note:
         click.echo(note)
     if not result.hits:
         result = dataclasses.replace(result, hint=nothing_found_hint(filters, bool(words)))
     style = render.Style(color=render.use_color())
-    click.echo(render.search_text(result, style, what="search" if words else "newest entries"))
+    click.echo(render.search_text(result, style, what="search" if words else "newest entries", explain=explain))
 
 
 @cli.command(name="read")

@@ -80,8 +80,8 @@ def _fields(kind: str) -> tuple[str, str]:
 
 
 def _set(hit: Hit, name: str, value: float) -> None:
+    hit.score += value - hit.explain.get(name, 0.0)
     hit.explain[name] = value
-    hit.score = sum(hit.explain.values())
 
 
 @dataclass

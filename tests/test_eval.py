@@ -69,9 +69,11 @@ def test_eval_corpus_meets_its_floor(name: str) -> None:
         pytest.skip(f"no floor recorded for {name} yet: r@1 {result.recall_at_1:.2f}, r@5 {result.recall_at_5:.2f}, "
                     f"MRR {result.mrr:.2f}")
     r1, r5, mrr = floor
-    assert result.recall_at_5 >= r5, result.misses
-    assert result.recall_at_1 >= r1, result.misses
-    assert result.mrr >= mrr, result.misses
+    # aggregates only: the corpus holds test-split questions, whose per-question results nobody reads
+    measured = f"{name}: r@1 {result.recall_at_1:.3f}, r@5 {result.recall_at_5:.3f}, MRR {result.mrr:.3f}"
+    assert result.recall_at_5 >= r5, measured
+    assert result.recall_at_1 >= r1, measured
+    assert result.mrr >= mrr, measured
 
 
 def test_a_result_answers_for_its_call_only_when_it_shows_the_call_whole(store: Store, tmp_path: Path) -> None:
