@@ -16,7 +16,7 @@ from typing import Any
 
 import apsw
 
-from journal_index import giant_line
+from journal_index import giant_line, retrieval
 from journal_index.config import now_ms
 from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
@@ -35,7 +35,6 @@ from journal_index.hits import (
     short_entry_id,
 )
 from journal_index.indexer import index_file, open_journal
-from journal_index import retrieval
 from journal_index.question import parse
 from journal_index.ranking import match_quality, rank, rerank
 from journal_index.scope import Scope, SessionRef

@@ -15,7 +15,8 @@ eval's train split):
    close together), ``pairs`` (its word pairs as typed), ``call_named`` (a result whose call names
    the file or identifier asked about), ``question_turn`` (a question found in the journal, whose
    turn's reply then gets ``reply_link``: at least the question's score plus that weight), and
-   ``copy`` (a reply pasting an earlier answer of ours, or repeating an older candidate).
+   ``copy`` (a reply pasting an earlier answer of ours, or repeating an older candidate), and
+   ``newest`` (asked for now: the newer of them, by their order in time).
 4. Hits are sorted by the sum; ``Hit.explain`` holds each factor's part of it.
 """
 
@@ -321,6 +322,7 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
                     mine.explain = {"question": hit.score, "reply_link": _w("reply_link")}
                     mine.score = handed
             _set(hit, "question_turn", _w("question_turn"))
+    _newest_first(head + added, question.now)
     tail = [h for h in tail if h not in added]
     ordered = _one_per_entry(_sorted(head + added + tail), speaking)
     echoed = echoes.originals(ordered, text_of, limit)
@@ -329,6 +331,18 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
         if hit.rowid in copies:
             _set(hit, "copy", _w("copy"))
     return _sorted(ordered) if copies else ordered
+
+
+def _newest_first(head: list[Hit], now: float) -> None:
+    """Asked for the current state, the newer of the best candidates count more, by their order
+    in time among them (a fact changed within one sitting: minutes apart, which age cannot tell)."""
+    dated = sorted({h.ts for h in head if h.ts is not None})
+    if now <= 0 or len(dated) < 2:
+        return
+    place = {ts: i / (len(dated) - 1) for i, ts in enumerate(dated)}
+    for hit in head:
+        if hit.ts is not None:
+            _set(hit, "newest", _w("newest") * now * place[hit.ts])
 
 
 def _one_per_entry(hits: list[Hit], speaking: set[int] | None = None) -> list[Hit]:

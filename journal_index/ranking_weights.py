@@ -7,6 +7,7 @@ A hit's score is a sum of named factors, each a weight times a feature (ranking.
           + age · log(1 + days / 30)  +  fresh · now · log(1 + days / 2)
           + proximity · p  +  pairs · log(1 + pairs found)  +  call_named · [the call names it]
           + question_turn · [a question, answered by its reply]  +  copy · [a copy of an earlier answer]
+          + newest · now · [its place in time among the best, 0 oldest … 1 newest]
     a reply to a candidate question scores at least that question's score + reply_link.
 
 FITTED is written by ``python -m tests.eval.fit_weights`` (coordinate ascent on the train split
@@ -36,6 +37,7 @@ FITTED: dict[str, object] = {
         "question_turn": -0.357,
         "reply_link": -0.105,
         "copy": -6.9,
+        "newest": 1.2,
         "name": 1.5,
         "synonym": 0.7,
     },

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from journal_index import ranking, retrieval
 from journal_index.cli import cli
 from journal_index.indexer import index_file
-from journal_index.question import parse
 from journal_index.query import Filters, QueryError, Reader, parse_time_bound, read, search, summaries
+from journal_index.question import parse
 from journal_index.scope import resolve_scope, resolve_session
 from journal_index.store import Store
 from journal_index.time_bounds import TimeBoundError

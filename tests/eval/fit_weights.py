@@ -40,7 +40,7 @@ WEIGHTS_FILE = Path(ranking.__file__).with_name("ranking_weights.py")
 NEUTRAL = {"name": 1.0, "synonym": 0.0}
 # Feature weights tried: additive steps (their sign may change); multipliers: factors.
 STEPS = {"coverage": 0.5, "age": 0.5, "fresh": 0.5, "proximity": 0.2, "pairs": 0.15, "call_named": 0.2,
-         "question_turn": 0.2, "reply_link": 0.2, "copy": 2.0, "name": 0.25, "synonym": 0.15}
+         "question_turn": 0.2, "reply_link": 0.2, "copy": 2.0, "newest": 0.4, "name": 0.25, "synonym": 0.15}
 FIELD_FACTORS = (0.5, 0.7, 1.4, 2.0)
 
 
