@@ -20,12 +20,31 @@ FIELD_NAMES = ("said", "call", "output", "summary")
 
 # Written by tests/eval/fit_weights.py.
 FITTED: dict[str, object] = {
-    "note": "initial values, carried over from the rules they replace (not fitted yet)",
     "fields": {
-        "lookup": {"said": 1.0, "call": 0.75, "output": 0.56, "summary": 1.0},
-        "explain": {"said": 1.0, "call": 0.3, "output": 0.17, "summary": 1.0},
-        "output": {"said": 1.0, "call": 1.6, "output": 1.12, "summary": 1.0},
-        "now": {"said": 1.0, "call": 0.75, "output": 0.56, "summary": 0.8},
+        "lookup": {
+            "said": 1.0,
+            "call": 0.75,
+            "output": 0.56,
+            "summary": 1.0
+        },
+        "explain": {
+            "said": 0.5,
+            "call": 0.3,
+            "output": 0.17,
+            "summary": 1.0
+        },
+        "output": {
+            "said": 1.0,
+            "call": 1.6,
+            "output": 1.12,
+            "summary": 1.0
+        },
+        "now": {
+            "said": 1.0,
+            "call": 0.75,
+            "output": 0.56,
+            "summary": 0.8
+        }
     },
     "features": {
         "coverage": 2.0,
@@ -39,6 +58,7 @@ FITTED: dict[str, object] = {
         "copy": -6.9,
         "newest": 1.2,
         "name": 1.5,
-        "synonym": 0.7,
+        "synonym": 0.85
     },
+    "note": "fitted by tests/eval/fit_weights.py (seed 'journal-index-fit-v1', min gain 0.003) on the train split; start: train MRR 0.9165, R@1 0.8690; end: train MRR 0.9277, R@1 0.8929"
 }
