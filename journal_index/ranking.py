@@ -8,9 +8,9 @@ eval's train split):
    * ``bm25`` and ``field``: the better of its light match (bm25 by FTS5) and its bulk match
      (bm25 computed here), each weighed by the field it is in — what was said, a call, tool
      output, a summary — in the table of the question's intent (BM25F-style, one table);
-   * ``coverage``: the share of the question's weight it holds (groups weighted by idf, names
-     more, synonyms less), so a long output holding a few common words does not win;
-   * ``age`` and ``fresh``: damping over weeks, and over days as much as the question asks for now.
+   * ``coverage``: the share of the question's weight it holds (groups weighted by idf,
+     synonyms less), so a long output holding a few common words does not win;
+   * ``age``: damping over weeks.
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
    close together), ``pairs`` (its word pairs as typed), ``call_named`` (a result whose call names
    the file or identifier asked about), ``question_turn`` (a question found in the journal, whose
@@ -40,7 +40,6 @@ from journal_index.text_forms import PARTICLES, STOPWORDS
 DAY_MS = 86_400_000
 K1, B = 1.2, 0.75  # bm25's, as FTS5 uses them
 AGE_DAYS = 30.0
-FRESH_AGE_DAYS = 2.0
 EPS = 1e-4  # the least a share or a bm25 counts for (its log stays finite)
 BULK_LEADS = 1  # bulk candidates are also found by the rarest concepts alone (a common word matches everything)
 FILL_MIN_GROUPS = 2  # a single precise word (an identifier) is not padded with partial matches
@@ -65,10 +64,6 @@ _WORDS = re.compile(r"[^\W_]+")
 
 def _w(name: str) -> float:
     return float(WEIGHTS["features"][name])
-
-
-def _field_weight(intent: str, name: str) -> float:
-    return float(WEIGHTS["fields"][intent][name])
 
 
 def _fields(kind: str) -> tuple[str, str]:
@@ -131,20 +126,17 @@ def _with_particles(meaningful: list[synonyms.Concept],
 
 def concepts(question: Question, stats: retrieval.Stats, store: Store, tokenize: Tokenize) -> list[_Concept]:
     """The question's meaningful concepts: stopwords, and words asking for freshness or for a
-    tool's output, dropped unless nothing else is left; names weigh more."""
+    tool's output, dropped unless nothing else is left."""
     groups = question.groups
     found = synonyms.concepts(groups, _lexicon(), tokenize)
     fresh = question.now >= 1.0
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
     intent = asking_now | OUTPUT_WORDS | (SAY_WORDS if question.names else frozenset())
     meaningful = [c for c in found if not _only(c, intent) and (c.alternatives or not _only(c, STOPWORDS))]
-    names = question.name_groups
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
         phrase = [t for g in concept.words for t in g]
         weight = retrieval.idf(stats.docs, retrieval.doc_count(store, verb or phrase, tokenize))
-        if len(concept.words) == 1 and concept.words[0] in names and verb is None:
-            weight *= _w("name")
         out.append(_Concept(phrase, concept.alternatives, weight))
     return out
 
@@ -191,7 +183,6 @@ def rank(store: Store, question: Question, filters: Filters, now: int, tokenize:
             "field": math.log(max(fields[best[2]], EPS)),
             "coverage": _w("coverage") * math.log(max(coverage, EPS)),
             "age": _w("age") * math.log1p(age_days / AGE_DAYS),
-            "fresh": _w("fresh") * question.now * math.log1p(age_days / FRESH_AGE_DAYS),
         }
         hit.score = sum(hit.explain.values())
     ranked = _sorted(list(found.values()))

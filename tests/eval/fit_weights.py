@@ -23,6 +23,7 @@ import json
 import random
 import sys
 import tempfile
+import textwrap
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,10 @@ MIN_GAIN = 0.003
 MAX_ROUNDS = 4
 WEIGHTS_FILE = Path(ranking.__file__).with_name("ranking_weights.py")
 # Neutral value of each feature when ablated (the others: 0).
-NEUTRAL = {"name": 1.0, "synonym": 0.0}
+NEUTRAL = {"synonym": 0.0, "reply_link": -100.0}  # a reply far below its question: no transfer
 # Feature weights tried: additive steps (their sign may change); multipliers: factors.
-STEPS = {"coverage": 0.5, "age": 0.5, "fresh": 0.5, "proximity": 0.2, "pairs": 0.15, "call_named": 0.2,
-         "question_turn": 0.2, "reply_link": 0.2, "copy": 2.0, "newest": 0.4, "name": 0.25, "synonym": 0.15}
+STEPS = {"coverage": 0.5, "age": 0.5, "proximity": 0.2, "pairs": 0.15, "call_named": 0.2,
+         "question_turn": 0.2, "reply_link": 0.2, "copy": 2.0, "newest": 0.4, "synonym": 0.15}
 FIELD_FACTORS = (0.5, 0.7, 1.4, 2.0)
 
 
@@ -106,9 +107,11 @@ def fit(bench: Bench, start: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
 
 def write(weights: dict[str, Any], note: str) -> None:
     text = WEIGHTS_FILE.read_text("utf-8")
-    head = text[:text.index("FITTED: dict")]
-    weights = {**weights, "note": note}
-    WEIGHTS_FILE.write_text(head + "FITTED: dict[str, object] = " + json.dumps(weights, indent=4) + "\n", "utf-8")
+    head = text[:text.index("NOTE = (")]
+    lines = textwrap.wrap(note, 100)
+    quoted = "".join(f'    "{line}{" " if i < len(lines) - 1 else ""}"\n' for i, line in enumerate(lines))
+    body = json.dumps(weights, indent=4)
+    WEIGHTS_FILE.write_text(f"{head}NOTE = (\n{quoted})\nFITTED: dict[str, object] = {body}\n", "utf-8")
 
 
 def ablations(start: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -140,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.ablate and args.split != "train":
         print("fit_weights: weights are fitted on the train split only", file=sys.stderr)
         return 2
-    start = {k: v for k, v in copy.deepcopy(FITTED).items() if k != "note"}
+    start = copy.deepcopy(FITTED)
     with ExitStack() as stack:
         bench = Bench(args.split, stack)
         if args.ablate:
