@@ -31,7 +31,7 @@ from typing import Any
 from journal_index import ranking
 from journal_index.ranking_weights import FIELD_NAMES, FITTED
 from tests.eval.corpora import corpora, load_all_questions
-from tests.eval.run_eval import Built, Rank, built, figures, rank_of, registered_format
+from tests.eval.run_eval import Built, Rank, built, figures, mrr_difference, rank_of, registered_format
 
 SEED = "journal-index-fit-v1"
 MIN_GAIN = 0.003
@@ -147,7 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         bench = Bench(args.split, stack)
         if args.ablate:
-            base = figures(bench.ranks(start))
+            ranks = bench.ranks(start)
+            base = figures(ranks)
+            if args.split == "test":  # the gap of the full model, as run_eval reports it (aggregate)
+                gap = mrr_difference(Bench("train", stack).ranks(start), ranks, "train-test")
+                if gap is not None:
+                    print(f"train - test MRR: {gap['value']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}]")
             print(f"ablation on {args.split} (n={base.n}): R@1 / R@5 / MRR, and MRR minus the full model's")
             for label, weights in ablations(start).items():
                 f = figures(bench.ranks(weights))
@@ -156,8 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         weights, log, best = fit(bench, start)
     print(json.dumps(weights, indent=1))
     if args.write:
+        end = f"end: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}"
         write(weights, f"fitted by tests/eval/fit_weights.py (seed {SEED!r}, min gain {MIN_GAIN}) on the train "
-                       f"split; {log[0]}; {len(log) - 1} weights moved; end: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}")
+                       f"split; {log[0]}; {len(log) - 1} weights moved; {end}")
     return 0
 
 
