@@ -16,7 +16,7 @@ eval's train split):
    the file or identifier asked about), ``question_turn`` (a question found in the journal, whose
    turn's reply then gets ``reply_link``: at least the question's score plus that weight), and
    ``copy`` (a reply pasting an earlier answer of ours, or repeating an older candidate), and
-   ``newest`` (asked for now: the newer of them, by their order in time).
+   ``newest`` (asked for now: the newer of them, by their order in time; summaries none).
 4. Hits are sorted by the sum; ``Hit.explain`` holds each factor's part of it.
 """
 
@@ -325,13 +325,15 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
 
 
 def _newest_first(head: list[Hit], now: float) -> None:
-    """Asked for the current state, the newer of the best candidates count more, by their order
-    in time among them (a fact changed within one sitting: minutes apart, which age cannot tell)."""
-    dated = sorted({h.ts for h in head if h.ts is not None})
+    """Asked for the current state, the newer of the best statements count more, by their order
+    in time among them (a fact changed within one sitting: minutes apart, which age cannot tell).
+    A summary is written after the turns it sums up, so its being newer says nothing: it gets none."""
+    statements = [h for h in head if h.ts is not None and h.kind not in SUMMARY_KINDS]
+    dated = sorted({h.ts for h in statements if h.ts is not None})
     if now <= 0 or len(dated) < 2:
         return
     place = {ts: i / (len(dated) - 1) for i, ts in enumerate(dated)}
-    for hit in head:
+    for hit in statements:
         if hit.ts is not None:
             _set(hit, "newest", _w("newest") * now * place[hit.ts])
 
