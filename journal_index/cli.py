@@ -141,18 +141,19 @@ def rebuild_cmd(app: App, as_json: bool) -> None:
               help=f"How many results (at most {CANDIDATES}: the ranking looks at that many candidates).")
 @click.option("--offset", type=click.IntRange(0, CANDIDATES - 1), default=0, show_default=True,
               help="Skip this many results: the next page of the same ranked list.")
+@click.option("--explain", is_flag=True, help="Show each ranking factor's part of every hit's score.")
 @json_option
 @with_app
 def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | None, session_id: str | None,
                agents: tuple[str, ...], since: int | None, until: int | None, kinds: tuple[str, ...], limit: int,
-               offset: int, as_json: bool) -> None:
+               offset: int, explain: bool, as_json: bool) -> None:
     """Find entries by words (all words first, then most of them); no words lists the newest."""
     service = app.service()
     request = Request(" ".join(words), scope, session_id, agents, kinds, since, until, limit, offset)
     with app.store().time_limit(QUERY_SECONDS):
         page = service.search(request, app.caller(cwd))
     if as_json:
-        emit_json(render.redact_json(page.as_json()))
+        emit_json(render.redact_json(page.as_json(explain=explain)))
         return
     result, filters = page.result, page.resolved.filters
     if page.resolved.note:
@@ -161,7 +162,7 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
         result = dataclasses.replace(result, hint=nothing_found_hint(filters, bool(words)))
     style = render.Style(color=render.use_color())
     click.echo(render.search_text(result, style, what="search" if words else "newest entries", first=offset + 1,
-                                  next_offset=page.next_offset))
+                                  next_offset=page.next_offset, explain=explain))
 
 
 @cli.command(name="read")

@@ -12,8 +12,9 @@ at least ``RUN_WORDS`` words and ``RUN_CHARS`` characters, verbatim (whitespace 
 excerpts collapse it), with an older candidate is a copy of it — when it is in another session
 than that candidate, or names its entry id as our answers do (a reply quoting a compacted turn
 of its own session). A model restating its own words a few entries later in the same turn is
-not an echo: its closing summary is often the answer. Placed above its original, a copy moves
-to just after it; it is kept, not dropped: its own words may say more.
+not an echo: its closing summary is often the answer. A copy found above its original gets the
+ranking's ``copy`` factor (a fitted penalty, ranking.py); it is kept, not dropped: its own words
+may say more.
 """
 
 from __future__ import annotations
@@ -93,27 +94,3 @@ def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
                 found[id(copy)] = original
                 break
     return found
-
-
-def below_their_originals(ranked: list[Hit], text_of: TextOf, limit: int) -> list[Hit]:
-    """``ranked`` with each copy (see :func:`originals`) moved to just after the entry it copies;
-    the rest keep their order."""
-    found = originals(ranked, text_of, limit)
-    if not found:
-        return ranked
-    followers: dict[int, list[Hit]] = {}
-    for hit in ranked:
-        original = found.get(id(hit))
-        if original is not None:
-            followers.setdefault(id(original), []).append(hit)
-    out: list[Hit] = []
-
-    def place(hit: Hit) -> None:
-        out.append(hit)
-        for follower in followers.get(id(hit), []):
-            place(follower)  # a copy is newer than its original: no cycle
-
-    for hit in ranked:
-        if id(hit) not in found:
-            place(hit)
-    return out

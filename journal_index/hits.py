@@ -115,9 +115,12 @@ class Hit:
     excerpt: str = ""
     spans: list[tuple[int, int]] = field(default_factory=list)
     also_in: list[str] = field(default_factory=list)  # other sessions holding the same text (copies)
+    # Each factor's part of the score (ranking.py; they sum to it) and the field that matched.
+    explain: dict[str, float] = field(default_factory=dict)
+    matched_field: str = ""
 
-    def as_json(self) -> dict[str, Any]:
-        return {
+    def as_json(self, explain: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "entryId": self.entry_id,
             "sessionId": self.session_id,
             "agent": self.format,
@@ -131,6 +134,9 @@ class Hit:
             "excerpt": self.excerpt,
             "alsoIn": self.also_in,
         }
+        if explain:
+            out["explain"] = {"field": self.matched_field, "factors": {k: round(v, 4) for k, v in self.explain.items()}}
+        return out
 
 
 @dataclass
@@ -140,13 +146,13 @@ class SearchResult:
     scope: Scope
     hits: list[Hit]
 
-    def as_json(self, with_match: bool = True) -> dict[str, Any]:
+    def as_json(self, with_match: bool = True, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if with_match:
             out["match"] = self.match
             out["hint"] = self.hint
         out["scope"] = self.scope.as_json()
-        out["results"] = [hit.as_json() for hit in self.hits]
+        out["results"] = [hit.as_json(explain) for hit in self.hits]
         return out
 
 

@@ -16,10 +16,9 @@ from typing import Any
 
 import apsw
 
-from journal_index import giant_line, read_sql
+from journal_index import giant_line, read_sql, retrieval
 from journal_index.call_sites import find_call
 from journal_index.config import now_ms
-from journal_index.echoes import below_their_originals
 from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.formats import SUMMARY_KINDS, Entry, Root, ToolCall, get_format, open_journal
@@ -33,10 +32,11 @@ from journal_index.hits import (
     parse_time_bound,
     short_entry_id,
 )
-from journal_index.ranking import asks_for_now, match_quality, newest_first_among_the_best, rank, rerank
+from journal_index.question import parse
+from journal_index.ranking import match_quality, rank, rerank
 from journal_index.scope import Scope, SessionRef
 from journal_index.store import Store
-from journal_index.text_forms import indexed_part, query_groups
+from journal_index.text_forms import indexed_part
 
 __all__ = ["TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "iso", "parse_time_bound", "read",
            "search", "short_entry_id", "summaries"]
@@ -155,11 +155,6 @@ class Reader:
         return entry if entry is not None and entry.entry_id == hit.entry_id else None
 
 
-def _newest(store: Store, filters: Filters, limit: int) -> list[Hit]:
-    return read_sql.newest_hits(store, filters.sql(), limit)
-
-
-
 def reindex_stale(store: Store, reader: Reader, paths: Iterable[str]) -> bool:
     """Reindex the journals whose lines turned out not to be their entries (those inside the
     roots only: a journal outside them is never read). True when that moved anything; then the
@@ -213,17 +208,16 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
     if limit < 1:
         raise QueryError("limit must be at least 1")
     reader = Reader(store, roots, reindex)
-    groups = query_groups(query or "")
+    question = parse(query or "")
+    groups = question.groups
     terms = reader.query_terms(groups)
     for attempt in (0, 1):
         if groups:
-            ranked = rank(store, groups, filters, limit, now if now is not None else now_ms(), reader.tokenize)
-            ranked = rerank(store, ranked, query or "", groups, reader.tokenize, reader.scoring_text, reader.said_text)
-            ranked = newest_first_among_the_best(ranked, asks_for_now(query or ""))
-            # a reply pasting an earlier answer of ours ranks below the entry it quotes
-            ranked = below_their_originals(ranked, reader.scoring_text, limit)
+            ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
+            # ordered by score, which is what the JSON shows: nothing reorders after this
+            ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text, limit)
         else:
-            ranked = _newest(store, filters, limit * 4)
+            ranked = retrieval.newest(store, filters, limit * 4)
         hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)
         if hits is not None:
             match, hint = match_quality(hits) if groups else ("all", None)
@@ -237,7 +231,7 @@ def summaries(store: Store, filters: Filters, limit: int = 10, roots: Roots = No
     narrowed = dataclasses.replace(filters, kinds=kinds)
     reader = Reader(store, roots, reindex)
     for attempt in (0, 1):
-        hits = _page(store, reader, _newest(store, narrowed, limit * 4), set(), limit, retry=attempt == 0)
+        hits = _page(store, reader, retrieval.newest(store, narrowed, limit * 4), set(), limit, retry=attempt == 0)
         if hits is not None:
             return SearchResult("all", None, filters.scope, hits)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -118,8 +118,14 @@ def _copies(hit: Hit, style: Style) -> str | None:
     return redact(f"(the same text is also in session{'s' if len(hit.also_in) > 1 else ''} {ids}{more})")
 
 
+def explain_line(hit: Hit) -> str:
+    """Each ranking factor's part of the hit's score (they sum to it), and the field matched."""
+    factors = " ".join(f"{name} {value:+.3f}" for name, value in hit.explain.items())
+    return f"score {hit.score:.4f} = {factors}" + (f" (field: {hit.matched_field})" if hit.matched_field else "")
+
+
 def search_text(result: SearchResult, style: Style, *, what: str = "search", first: int = 1,
-                next_offset: int | None = None) -> str:
+                next_offset: int | None = None, explain: bool = False) -> str:
     """The hits of a search (or of summaries), a header line, and how to go on."""
     root = result.scope.root if result.scope.kind == "project" else None
     if not result.hits:
@@ -142,6 +148,8 @@ def search_text(result: SearchResult, style: Style, *, what: str = "search", fir
         copies = _copies(hit, style)
         if copies:
             lines.append(("    " if style.for_model else "  ") + copies)
+        if explain:
+            lines.append(("    " if style.for_model else "  ") + explain_line(hit))
     best = result.hits[0]
     if style.for_model:
         more = {"action": "read", "entryId": best.entry_id}

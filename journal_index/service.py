@@ -113,8 +113,8 @@ class Page:
     next_offset: int | None
     with_match: bool = True
 
-    def as_json(self) -> dict[str, Any]:
-        out = self.result.as_json(with_match=self.with_match)
+    def as_json(self, explain: bool = False) -> dict[str, Any]:
+        out = self.result.as_json(with_match=self.with_match, explain=explain)
         out["offset"], out["nextOffset"] = self.offset, self.next_offset
         return out
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from journal_index.echoes import below_their_originals
+from journal_index.echoes import originals
 from journal_index.hits import Hit
 from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree
@@ -97,10 +97,16 @@ QUOTED = ("personal access tokens are stored hashed with argon2id, and the raw t
           "exactly once, right after its creation")
 
 
-def test_copies_move_just_below_their_original_and_nothing_else_moves() -> None:
-    """Ranked copy, other, copy of the copy, original: the original first, its copies after it
-    in their order; an entry sharing no long run stays put; a tool output read again (a newer
-    read of the same file) is not an echo."""
+def copies(ranked: list[Hit], texts: dict[int, str]) -> dict[int, int]:
+    """rowid of each copy found -> rowid of the original it repeats."""
+    found = originals(ranked, lambda h: texts[h.rowid], limit=10)
+    return {h.rowid: found[id(h)].rowid for h in ranked if id(h) in found}
+
+
+def test_copies_ranked_above_their_original_are_found_and_nothing_else() -> None:
+    """Ranked copy, other, copy of the copy, original: both copies are found, copying the
+    original; an entry sharing no long run is none; a tool output read again (a newer read of
+    the same file) is not an echo."""
     read = "DATABASE_POOL_SIZE = 20 # connections kept open per worker process, raised from 10 in September"
     texts = {1: f"see: {QUOTED} — that settles it", 2: "unrelated words about the deploy and its rollback",
              3: f"again, as said: {QUOTED}", 4: QUOTED, 5: f"settings.py: {read}", 6: f"settings.py: {read}"}
@@ -110,10 +116,9 @@ def test_copies_move_just_below_their_original_and_nothing_else_moves() -> None:
     newer_read, older_read = _hit(5, "tool_result", 500, "later"), _hit(6, "tool_result", 50)
     ranked = [newer_read, copy, other, copy2, original, older_read]
 
-    out = below_their_originals(ranked, lambda h: texts[h.rowid], limit=10)
-    assert [h.rowid for h in out] == [5, 2, 4, 1, 3, 6]
+    assert copies(ranked, texts) == {1: 4, 3: 4}
     short = {**texts, 1: QUOTED[:50], 3: QUOTED[:50]}  # a shorter run is no copy
-    assert below_their_originals(ranked, lambda h: short[h.rowid], limit=10) == ranked
+    assert copies(ranked, short) == {}
 
 
 def test_in_its_own_session_a_copy_is_one_that_names_the_entry_it_quotes() -> None:
@@ -122,6 +127,6 @@ def test_in_its_own_session_a_copy_is_one_that_names_the_entry_it_quotes() -> No
     original = _hit(1, "assistant", 100, "same")
     restated = _hit(2, "assistant", 200, "same")
     texts = {1: QUOTED, 2: f"Done: {QUOTED}."}
-    assert below_their_originals([restated, original], lambda h: texts[h.rowid], limit=10) == [restated, original]
+    assert copies([restated, original], texts) == {}
     texts[2] = f"memory_context found entry {original.entry_id}: {QUOTED}"
-    assert below_their_originals([restated, original], lambda h: texts[h.rowid], limit=10) == [original, restated]
+    assert copies([restated, original], texts) == {2: 1}

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from journal_index import ranking
+from journal_index import ranking, retrieval
 from journal_index.cli import cli
 from journal_index.indexer import index_file
 from journal_index.query import Filters, QueryError, Reader, parse_time_bound, read, search, summaries
+from journal_index.question import parse
 from journal_index.scope import resolve_scope, resolve_session
 from journal_index.store import Store
-from journal_index.text_forms import query_groups
 from journal_index.time_bounds import TimeBoundError
 from tests.conftest import FIXTURES
 from tests.eval.run_eval import evaluate, load_questions
@@ -362,8 +362,8 @@ def test_a_verb_and_its_particle_are_one_phrase(store: Store, tmp_path: Path) ->
     index_file(store, tmp_path / "s" / "--w--" / "a.jsonl")
     hits = search(store, "why did we give up on the queue", Filters(resolve_scope(store, "global")), now=0).hits
     assert [h.entry_id for h in hits][:1] == ["aa000002"]
-    concepts, _ = ranking._concepts(query_groups("why did we give up on the queue"), ranking._stats(store), store,
-                                    Reader(store).tokenize)
+    concepts = ranking.concepts(parse("why did we give up on the queue"), retrieval.stats(store), store,
+                                Reader(store).tokenize)
     assert (concepts[0].phrase, concepts[0].alternatives) == (["give", "up"], [["give"]])
     assert [c.phrase for c in concepts[1:]] == [["queue"]]  # "up" is no concept of its own
 
@@ -513,7 +513,7 @@ def test_the_reply_to_a_question_is_what_was_said_not_a_call(store: Store, tmp_p
     ("roll-back plan", "roll back plan", 2),
 ])
 def test_word_pairs_are_found_across_punctuation(text: str, query: str, found: int) -> None:
-    assert ranking._pairs_found(text.lower(), ranking._pairs(query)) == found
+    assert ranking.pairs_found(text.lower(), parse(query).pairs) == found
 
 
 def test_a_request_to_find_something_is_answered_by_what_was_found(store: Store, tmp_path: Path) -> None:
@@ -565,18 +565,6 @@ def _ranked(*hits: tuple[str, str, float, int]) -> list:
             for i, (entry_id, kind, score, ts) in enumerate(hits)]
 
 
-def test_a_summary_keeps_its_place_unless_the_question_asks_for_now_outright() -> None:
-    """Among the candidates close to the best, statements come newest first; a summary keeps its
-    place when the question is merely in the present tense, and follows them when it asks for "now"."""
-    ranked = _ranked(("summary", "compaction", 1.0, 9), ("older", "assistant", 0.95, 1),
-                     ("newer", "assistant", 0.9, 5), ("far", "assistant", 0.1, 8))
-    implicit = ranking.newest_first_among_the_best(ranked, ranking.IMPLICIT_NOW)
-    assert [h.entry_id for h in implicit] == ["summary", "newer", "older", "far"]
-    outright = ranking.newest_first_among_the_best(ranked, 1.0)
-    assert [h.entry_id for h in outright] == ["newer", "older", "summary", "far"]
-    assert ranking.newest_first_among_the_best(ranked, 0.0) == ranked
-
-
 def test_what_a_named_file_showed_is_the_output_of_the_call_naming_it(store: Store) -> None:
     """"what did deploy.toml show about the port": of two candidates as close to the words, the
     result of the call that names deploy.toml comes first; asked without naming it, no change."""
@@ -588,7 +576,7 @@ def test_what_a_named_file_showed_is_the_output_of_the_call_naming_it(store: Sto
     def order(query: str) -> list[str]:
         for hit, score in zip(ranked, (1.0, 0.9), strict=True):
             hit.score = score
-        again = ranking.rerank(store, list(ranked), query, query_groups(query), Reader(store).tokenize,
+        again = ranking.rerank(store, list(ranked), parse(query), Reader(store).tokenize,
                                lambda h: texts[h.entry_id], lambda h: None)
         return [h.entry_id for h in again]
 
@@ -596,34 +584,4 @@ def test_what_a_named_file_showed_is_the_output_of_the_call_naming_it(store: Sto
     assert order("what did the deploy file show about the port") == ["said", "output"]
 
 
-@pytest.mark.parametrize("question, explains", [
-    ("how did we fix the alembic heads", True),
-    ("why was the export slow", True),
-    ("so why did it hang", True),
-    ("how long did Close() take in the debug run", False),  # a duration: printed by tools
-    ("what took so long", False),
-])
-def test_how_and_why_ask_for_an_explanation_how_long_for_a_duration(question: str, explains: bool) -> None:
-    assert ranking._explains(query_groups(question)) is explains
-
-
-@pytest.mark.parametrize("query, asks", [
-    ("what was eating the disk", True), ("is it safe to cancel the timer", True), ("so why did it hang", True),
-    ("does it retry?", True), ("日本語", False), ("numbersToMarks pinyin", False), ("staging is down", False),
-])
-def test_a_query_asks_or_names_what_to_find(query: str, asks: bool) -> None:
-    assert ranking.is_question(query) is asks
-
-
-@pytest.mark.parametrize("question, strength", [
-    ("what is the staging url now", 1.0),
-    ("which day do we deploy", ranking.IMPLICIT_NOW),
-    ("how many times does a failed webhook get retried", ranking.IMPLICIT_NOW),  # "failed" describes
-    ("why did the deploy fail", 0.0),
-    ("what was the rate limit", 0.0),
-    ("migration rolled back on staging", 0.0),
-    ("test_revoke_twice assert 204 == 409", 0.0),  # words to find, no tense: no state asked for
-    ("staging url", 0.0),
-])
-def test_what_asks_for_the_current_state(question: str, strength: float) -> None:
-    assert ranking.asks_for_now(question) == strength
+# How questions are read (intent, freshness, names) is tested in test_question.py.

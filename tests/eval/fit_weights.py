@@ -1,0 +1,171 @@
+"""Fit the ranking's weights on the train split, and ablate them.
+
+Run: python -m tests.eval.fit_weights [--write]            # coordinate ascent on train MRR
+     python -m tests.eval.fit_weights --ablate [--split train|test]   # each factor off
+
+Fitting reads the train split only: every corpus with train questions is indexed once, then each
+weight in turn (features, then the field × intent table; the order shuffled by a fixed seed) is
+tried at a few values around its current one, and the best kept when it raises train MRR by at
+least MIN_GAIN (about half a question moved from rank 2 to 1, so one question's noise does not
+move a weight). Rounds repeat until none moves. ``--write`` stores the result in
+journal_index/ranking_weights.py with a note of the run.
+
+``--ablate`` sets each factor to its neutral value (a feature's weight 0; a name or synonym
+multiplier 1 / 0; a field's weight 1 in every intent) and reports R@1, R@5 and MRR of the split,
+aggregates only (allowed on test, once per change batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import sys
+import tempfile
+import textwrap
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from journal_index import ranking
+from journal_index.ranking_weights import FIELD_NAMES, FITTED
+from tests.eval.corpora import corpora, load_all_questions
+from tests.eval.run_eval import Built, Rank, built, figures, mrr_difference, rank_of, registered_format
+
+SEED = "journal-index-fit-v1"
+MIN_GAIN = 0.003
+MAX_ROUNDS = 4
+WEIGHTS_FILE = Path(ranking.__file__).with_name("ranking_weights.py")
+# Neutral value of each feature when ablated (the others: 0).
+NEUTRAL = {"synonym": 0.0, "reply_link": -100.0}  # a reply far below its question: no transfer
+# Feature weights tried: additive steps (their sign may change); multipliers: factors.
+STEPS = {"coverage": 0.5, "age": 0.5, "proximity": 0.2, "pairs": 0.15, "call_named": 0.2,
+         "question_turn": 0.2, "reply_link": 0.2, "copy": 2.0, "newest": 0.4, "synonym": 0.15}
+FIELD_FACTORS = (0.5, 0.7, 1.4, 2.0)
+
+
+class Bench:
+    """The indexed corpora of a split and their questions, to be ranked again and again."""
+
+    def __init__(self, split: str, stack: ExitStack) -> None:
+        self.sets: list[tuple[Built, list[dict[str, Any]]]] = []
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        for name, corpus in corpora().items():
+            questions = [q for q in load_all_questions(name) if q.get("split") == split]
+            if not questions or not corpus.files or registered_format(corpus.fmt) is None:
+                continue
+            b = stack.enter_context(built(corpus, tmp))
+            if b.entries:
+                self.sets.append((b, questions))
+
+    def ranks(self, weights: dict[str, Any]) -> list[Rank]:
+        ranking.WEIGHTS = weights
+        return [rank_of(b.store, q, b.corpus.now_ms, b) for b, questions in self.sets for q in questions]
+
+    def score(self, weights: dict[str, Any]) -> tuple[float, float]:
+        f = figures(self.ranks(weights))
+        return f.mrr, f.recall_at_1
+
+
+def _candidates(weights: dict[str, Any], key: tuple[str, ...]) -> list[float]:
+    if key[0] == "features":
+        value, step = weights["features"][key[1]], STEPS[key[1]]
+        return [round(value + d * step, 4) for d in (-2, -1, 1, 2)]
+    value = weights["fields"][key[1]][key[2]]
+    return [round(value * f, 4) for f in FIELD_FACTORS]
+
+
+def _set(weights: dict[str, Any], key: tuple[str, ...], value: float) -> dict[str, Any]:
+    out = copy.deepcopy(weights)
+    if key[0] == "features":
+        out["features"][key[1]] = value
+    else:
+        out["fields"][key[1]][key[2]] = value
+    return out
+
+
+def fit(bench: Bench, start: dict[str, Any]) -> tuple[dict[str, Any], list[str], tuple[float, float]]:
+    keys: list[tuple[str, ...]] = [("features", f) for f in start["features"]]
+    keys += [("fields", i, f) for i in start["fields"] for f in FIELD_NAMES]
+    random.Random(SEED).shuffle(keys)
+    weights, best = copy.deepcopy(start), bench.score(start)
+    log = [f"start: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}"]
+    for round_no in range(1, MAX_ROUNDS + 1):
+        moved = False
+        for key in keys:
+            trials = [(bench.score(_set(weights, key, v)), v) for v in _candidates(weights, key)]
+            (score, value) = max(trials)
+            if score[0] >= best[0] + MIN_GAIN or (score[0] >= best[0] and score[1] > best[1] + MIN_GAIN):
+                weights, best, moved = _set(weights, key, value), score, True
+                log.append(f"round {round_no}: {'.'.join(key)} = {value} -> train MRR {best[0]:.4f}, R@1 {best[1]:.4f}")
+                print(log[-1], flush=True)
+        if not moved:
+            break
+    return weights, log, best
+
+
+def write(weights: dict[str, Any], note: str) -> None:
+    text = WEIGHTS_FILE.read_text("utf-8")
+    head = text[:text.index("NOTE = (")]
+    lines = textwrap.wrap(note, 100)
+    quoted = "".join(f'    "{line}{" " if i < len(lines) - 1 else ""}"\n' for i, line in enumerate(lines))
+    body = json.dumps(weights, indent=4)
+    WEIGHTS_FILE.write_text(f"{head}NOTE = (\n{quoted})\nFITTED: dict[str, object] = {body}\n", "utf-8")
+
+
+def ablations(start: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {"(none off)": start}
+    for feature in start["features"]:
+        out[feature] = _set(start, ("features", feature), NEUTRAL.get(feature, 0.0))
+    for name in FIELD_NAMES:
+        w = copy.deepcopy(start)
+        for intent in w["fields"]:
+            w["fields"][intent][name] = 1.0
+        out[f"field {name}"] = w
+    flat = copy.deepcopy(start)
+    flat["fields"] = {i: dict.fromkeys(FIELD_NAMES, 1.0) for i in flat["fields"]}
+    out["all fields 1"] = flat
+    for intent in start["fields"]:
+        w = copy.deepcopy(start)
+        w["fields"][intent] = dict(start["fields"]["lookup"])
+        if intent != "lookup":
+            out[f"intent {intent} as lookup"] = w
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="store the fitted weights in ranking_weights.py")
+    parser.add_argument("--ablate", action="store_true", help="report each factor off instead of fitting")
+    parser.add_argument("--split", choices=("train", "test"), default="train", help="the split ablated")
+    args = parser.parse_args(argv)
+    if not args.ablate and args.split != "train":
+        print("fit_weights: weights are fitted on the train split only", file=sys.stderr)
+        return 2
+    start = copy.deepcopy(FITTED)
+    with ExitStack() as stack:
+        bench = Bench(args.split, stack)
+        if args.ablate:
+            ranks = bench.ranks(start)
+            base = figures(ranks)
+            if args.split == "test":  # the gap of the full model, as run_eval reports it (aggregate)
+                gap = mrr_difference(Bench("train", stack).ranks(start), ranks, "train-test")
+                if gap is not None:
+                    print(f"train - test MRR: {gap['value']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}]")
+            print(f"ablation on {args.split} (n={base.n}): R@1 / R@5 / MRR, and MRR minus the full model's")
+            for label, weights in ablations(start).items():
+                f = figures(bench.ranks(weights))
+                print(f"  {label:<26} {f.recall_at_1:.3f}  {f.recall_at_5:.3f}  {f.mrr:.3f}  {f.mrr - base.mrr:+.3f}")
+            return 0
+        weights, log, best = fit(bench, start)
+    print(json.dumps(weights, indent=1))
+    if args.write:
+        end = f"end: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}"
+        write(weights, f"fitted by tests/eval/fit_weights.py (seed {SEED!r}, min gain {MIN_GAIN}) on the train "
+                       f"split; {log[0]}; {len(log) - 1} weights moved; {end}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

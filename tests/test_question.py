@@ -1,0 +1,80 @@
+"""The Question a search text asks: contractions first, real names, one intent, freshness."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal_index.question import IMPLICIT_NOW, is_name, normalize, parse
+
+
+@pytest.mark.parametrize("raw, text", [
+    ("what's the staging url", "what is the staging url"),
+    ("what\u2019s the staging url", "what is the staging url"),
+    ("how'd we deploy", "how did we deploy"),
+    ("why don't the tests run", "why do not the tests run"),
+    ("we can't log in", "we cannot log in"),
+    ("Ines's pool size", "Ines pool size"),  # a possessive, not "is"
+    ("where're the logs", "where are the logs"),
+    ("I'd rather not", "I would rather not"),
+    ("session-manager.ts", "session-manager.ts"),
+])
+def test_contractions_are_spelled_out(raw: str, text: str) -> None:
+    assert normalize(raw) == text
+
+
+@pytest.mark.parametrize("word, name", [
+    ("maxRetryCount", True), ("session-manager.ts", True), ("test_revoke_twice", True),
+    ("pi-coding-agent", True), ("src/app/main.py", True), ("v1.2", True), ("Foo::bar", True),
+    ("what's", False), ("what\u2019s", False), ("follow-up", False), ("roll-back", False),
+    ("Close()", False), ("HTTP", False), ("日本語", False), ("url?", False),
+])
+def test_a_name_is_a_word_typed_as_code(word: str, name: bool) -> None:
+    assert is_name(word) is name
+
+
+# raw -> (names, intent, now, asks)
+CASES = [
+    ("what's the staging url", (), "lookup", IMPLICIT_NOW, True),
+    ("what is the staging url", (), "lookup", IMPLICIT_NOW, True),
+    ("what is the staging url now", (), "now", 1.0, True),
+    ("latest stripe api version", (), "now", 1.0, False),
+    ("how did we fix the alembic heads", (), "explain", 0.0, True),
+    ("how'd we deploy", (), "explain", 0.0, True),
+    ("so why did it hang", (), "explain", 0.0, True),
+    ("how long did Close() take in the debug run", (), "lookup", 0.0, True),
+    ("how many times does a failed webhook get retried", (), "lookup", IMPLICIT_NOW, True),
+    ("what did alembic heads print", (), "output", 0.0, True),
+    ("what does eval-file.schema.ts say it is for", ("eval-file.schema.ts",), "output", IMPLICIT_NOW, True),
+    ("what did marek say about the schema", (), "lookup", 0.0, True),
+    ("test_revoke_twice assert 204 == 409", ("test_revoke_twice",), "lookup", 0.0, False),
+    ("numbersToMarks pinyin", ("numbersToMarks",), "lookup", 0.0, False),
+    ("日本語", (), "lookup", 0.0, False),
+    ("staging is down", (), "lookup", IMPLICIT_NOW, False),
+    ("does it retry?", (), "lookup", IMPLICIT_NOW, True),
+    ("why did the deploy fail", (), "explain", 0.0, True),
+    ("what was the rate limit", (), "lookup", 0.0, True),
+    ("migration rolled back on staging", (), "lookup", 0.0, False),
+    ("which day do we deploy", (), "lookup", IMPLICIT_NOW, True),
+]
+
+
+@pytest.mark.parametrize("raw, names, intent, now, asks", CASES)
+def test_a_question_is_read_once_from_its_text(raw: str, names: tuple[str, ...], intent: str, now: float,
+                                               asks: bool) -> None:
+    q = parse(raw)
+    assert q.name_groups == [parse(n).groups[0] for n in names]
+    assert (q.intent, q.now, q.asks) == (intent, now, asks)
+
+
+def test_a_contraction_gives_the_same_question_as_its_spelling() -> None:
+    for short, long in (("what's the staging url", "what is the staging url"),
+                        ("how'd we deploy", "how did we deploy")):
+        a, b = parse(short), parse(long)
+        assert (a.groups, a.names, a.intent, a.now, a.asks) == (b.groups, b.names, b.intent, b.now, b.asks)
+        assert not a.names  # "what's" is no identifier
+
+
+def test_pairs_and_repeated_words() -> None:
+    q = parse("roll back the roll")
+    assert q.groups == [["roll"], ["back"], ["the"]]
+    assert q.pairs[:2] == ["roll back", "back the"]

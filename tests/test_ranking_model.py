@@ -1,0 +1,98 @@
+"""The ranking model: a hit's score is the sum of its named factors, hits come in score order,
+and `search --explain` shows the factors (text and JSON), on the real fixture journals."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from journal_index import ranking
+from journal_index.query import Filters, search
+from journal_index.ranking_weights import FIELD_NAMES, FITTED
+from journal_index.scope import resolve_scope
+from journal_index.store import Store
+
+NOW_MS = 1_796_083_200_000  # 2026-12-01
+QUERIES = [
+    "personal API tokens stored hash",
+    "what did we settle about the personal API tokens?",
+    "how did we fix the failing migration",
+    "what is the current database pool size now",
+    "what's the staging url",
+    "test_revoke_twice",
+    "what did pytest print",
+    "why was the export slow",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_hits_come_in_score_order_and_each_score_is_its_factors_sum(indexed_store: Store, query: str) -> None:
+    hits = search(indexed_store, query, Filters(resolve_scope(indexed_store, "global")), limit=10, now=NOW_MS).hits
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True), scores
+    for hit in hits:
+        assert hit.explain, hit.entry_id
+        assert abs(sum(hit.explain.values()) - hit.score) < 1e-9
+        assert hit.matched_field in FIELD_NAMES
+    shown = [h.as_json(explain=True) for h in hits]
+    rounded = [s["score"] for s in shown]
+    assert rounded == sorted(rounded, reverse=True)  # what the JSON shows is the sort key
+
+
+def test_the_weights_cover_every_intent_and_field() -> None:
+    from journal_index.question import INTENTS
+
+    fields = FITTED["fields"]
+    assert isinstance(fields, dict) and set(fields) == set(INTENTS)
+    for intent in INTENTS:
+        assert set(fields[intent]) == set(FIELD_NAMES)
+    features = FITTED["features"]
+    assert isinstance(features, dict)
+    assert set(features) >= {"proximity", "pairs", "call_named", "question_turn", "reply_link", "age", "copy"}
+
+
+def test_a_factor_weight_moves_the_score_it_names(indexed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Setting the age weight to 0 takes age out of every explanation's sum (no hidden terms)."""
+    weights = json.loads(json.dumps(ranking.WEIGHTS))
+    weights["features"]["age"] = 0.0
+    monkeypatch.setattr(ranking, "WEIGHTS", weights)
+    hits = search(indexed_store, QUERIES[0], Filters(resolve_scope(indexed_store, "global")), now=NOW_MS).hits
+    assert hits and all(h.explain.get("age", 0.0) == 0.0 for h in hits)
+
+
+def _cli(db: Path, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "JOURNAL_INDEX_NOW": "2026-12-01T00:00:00Z"}
+    return subprocess.run([sys.executable, "-m", "journal_index", "--db", str(db), "--sessions", str(root), *args],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def test_search_explain_prints_each_factor_per_hit(sessions_root: Path, tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    words = QUERIES[0].split()
+    assert _cli(db, sessions_root, "index").returncode == 0
+    plain = _cli(db, sessions_root, "search", *words, "--json")
+    assert plain.returncode == 0, plain.stderr
+    assert all("explain" not in r for r in json.loads(plain.stdout)["results"])  # only when asked
+
+    done = _cli(db, sessions_root, "search", *words, "--json", "--explain")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]
+    assert results
+    for r in results:
+        factors = r["explain"]["factors"]
+        assert {"bm25", "field", "coverage", "age"} <= set(factors) or "reply_link" in factors
+        assert abs(sum(factors.values()) - r["score"]) < 1e-3 * len(factors)
+        assert r["explain"]["field"] in FIELD_NAMES
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+
+    text = _cli(db, sessions_root, "search", *words, "--explain")
+    assert text.returncode == 0, text.stderr
+    lines = [line for line in text.stdout.splitlines() if line.strip().startswith("score ")]
+    assert len(lines) == len(results)
+    assert all(" bm25 " in line and " coverage " in line for line in lines if "reply_link" not in line)
