@@ -16,7 +16,7 @@ from typing import Any
 
 import apsw
 
-from journal_index import giant_line, read_sql, retrieval
+from journal_index import giant_line, read_sql
 from journal_index.call_sites import find_call
 from journal_index.config import now_ms
 from journal_index.entry_text import call_summary, entry_text, searchable_text
@@ -217,7 +217,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
             # ordered by score, which is what the JSON shows: nothing reorders after this
             ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text, limit)
         else:
-            ranked = retrieval.newest(store, filters, limit * 4)
+            ranked = read_sql.newest_hits(store, filters.sql(), limit * 4)
         hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)
         if hits is not None:
             match, hint = match_quality(hits) if groups else ("all", None)
@@ -231,7 +231,8 @@ def summaries(store: Store, filters: Filters, limit: int = 10, roots: Roots = No
     narrowed = dataclasses.replace(filters, kinds=kinds)
     reader = Reader(store, roots, reindex)
     for attempt in (0, 1):
-        hits = _page(store, reader, retrieval.newest(store, narrowed, limit * 4), set(), limit, retry=attempt == 0)
+        newest = read_sql.newest_hits(store, narrowed.sql(), limit * 4)
+        hits = _page(store, reader, newest, set(), limit, retry=attempt == 0)
         if hits is not None:
             return SearchResult("all", None, filters.scope, hits)
     raise AssertionError("unreachable")  # pragma: no cover

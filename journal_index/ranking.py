@@ -3,7 +3,7 @@
 The model, small enough to hold in one's head (weights: ``ranking_weights.py``, fitted on the
 eval's train split):
 
-1. Candidates come from both FTS tables (``retrieval``): what was said, and tool output.
+1. Candidates come from both FTS tables (``read_sql``): what was said, and tool output.
 2. Every candidate gets, from the index alone:
    * ``bm25`` and ``field``: the better of its light match (bm25 by FTS5) and its bulk match
      (bm25 computed here), each weighed by the field it is in — what was said, a call, tool
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from journal_index import echoes, retrieval, synonyms
+from journal_index import echoes, read_sql, synonyms
 from journal_index.entry_text import quotes_our_answer
 from journal_index.hits import Filters, Hit
 from journal_index.question import FRESH_PHRASES, FRESH_WORDS, OUTPUT_WORDS, SAY_WORDS, Question
@@ -124,7 +124,7 @@ def _with_particles(meaningful: list[synonyms.Concept],
     return out
 
 
-def concepts(question: Question, stats: retrieval.Stats, store: Store, tokenize: Tokenize) -> list[_Concept]:
+def concepts(question: Question, stats: read_sql.Stats, store: Store, tokenize: Tokenize) -> list[_Concept]:
     """The question's meaningful concepts: stopwords, and words asking for freshness or for a
     tool's output, dropped unless nothing else is left."""
     groups = question.groups
@@ -136,7 +136,7 @@ def concepts(question: Question, stats: retrieval.Stats, store: Store, tokenize:
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
         phrase = [t for g in concept.words for t in g]
-        weight = retrieval.idf(stats.docs, retrieval.doc_count(store, verb or phrase, tokenize))
+        weight = read_sql.idf(stats.docs, read_sql.doc_count(store, verb or phrase, tokenize))
         out.append(_Concept(phrase, concept.alternatives, weight))
     return out
 
@@ -144,25 +144,25 @@ def concepts(question: Question, stats: retrieval.Stats, store: Store, tokenize:
 def rank(store: Store, question: Question, filters: Filters, now: int, tokenize: Tokenize) -> list[Hit]:
     """Every candidate scored from the index alone (bm25 by field, coverage, age), best first,
     each marked complete when it holds every meaningful word."""
-    stats = retrieval.stats(store)
+    stats = read_sql.stats(store)
     found_concepts = concepts(question, stats, store, tokenize)
     total = sum(c.weight for c in found_concepts) or 1.0
-    light_expression = " OR ".join(retrieval.light_expression(c.phrases) for c in found_concepts)
-    found: dict[int, Hit] = {h.rowid: h for h in retrieval.light(store, light_expression, filters)}
+    light_expression = " OR ".join(read_sql.light_expression(c.phrases) for c in found_concepts)
+    found: dict[int, Hit] = {h.rowid: h for h in read_sql.light(store, light_expression, filters)}
     chars: dict[int, int] = {}
     leads = sorted(found_concepts, key=lambda c: -c.weight)[:BULK_LEADS]
-    expressions = [" AND ".join(f"({retrieval.bulk_expression(c.phrases)})" for c in found_concepts)]
-    expressions += [retrieval.bulk_expression(c.phrases) for c in leads]
+    expressions = [" AND ".join(f"({read_sql.bulk_expression(c.phrases)})" for c in found_concepts)]
+    expressions += [read_sql.bulk_expression(c.phrases) for c in leads]
     for expression in dict.fromkeys(expressions):
-        for hit, length in retrieval.bulk(store, expression, filters):
+        for hit, length in read_sql.bulk(store, expression, filters):
             chars[hit.rowid] = length
             if hit.rowid not in found:
                 hit.score = 0.0
                 found[hit.rowid] = hit
 
     rowids = set(found)
-    exact = [retrieval.held(store, [c.phrase], rowids) for c in found_concepts]
-    loose = [retrieval.held(store, c.alternatives, rowids) if c.alternatives else set() for c in found_concepts]
+    exact = [read_sql.held(store, [c.phrase], rowids) for c in found_concepts]
+    loose = [read_sql.held(store, c.alternatives, rowids) if c.alternatives else set() for c in found_concepts]
     fields = WEIGHTS["fields"][question.intent]
     synonym = _w("synonym")
     for rowid, hit in found.items():
@@ -230,7 +230,7 @@ def _asks_in_journal(text: str, explain: bool) -> bool:
 def _reply(store: Store, question: Hit) -> Hit | None:
     """The reply that ends the question's turn (the last assistant entry before the user speaks
     again, not a call): it says what was found."""
-    following = retrieval.following(store, question)
+    following = read_sql.following(store, question)
     calls = {h.link_offset for h in following if h.link_offset is not None}
     last = None
     for hit in following:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from journal_index import ranking, retrieval
+from journal_index import ranking, read_sql
 from journal_index.cli import cli
 from journal_index.indexer import index_file
 from journal_index.query import Filters, QueryError, Reader, parse_time_bound, read, search, summaries
@@ -362,7 +362,7 @@ def test_a_verb_and_its_particle_are_one_phrase(store: Store, tmp_path: Path) ->
     index_file(store, tmp_path / "s" / "--w--" / "a.jsonl")
     hits = search(store, "why did we give up on the queue", Filters(resolve_scope(store, "global")), now=0).hits
     assert [h.entry_id for h in hits][:1] == ["aa000002"]
-    concepts = ranking.concepts(parse("why did we give up on the queue"), retrieval.stats(store), store,
+    concepts = ranking.concepts(parse("why did we give up on the queue"), read_sql.stats(store), store,
                                 Reader(store).tokenize)
     assert (concepts[0].phrase, concepts[0].alternatives) == (["give", "up"], [["give"]])
     assert [c.phrase for c in concepts[1:]] == [["queue"]]  # "up" is no concept of its own
