@@ -35,7 +35,7 @@ from journal_index.conversation import MAX_CONTEXT
 from journal_index.counts import count
 from journal_index.redact import redact_with_hits
 from journal_index.scope import resolve_scope
-from journal_index.service import ReadRequest, Request
+from journal_index.service import ReadRequest, Request, Service
 from journal_index.store import open_store, remove_db_files
 
 # Commands that only read the index: given a path where no index is, they say so and create nothing.
@@ -338,6 +338,22 @@ def demo_cmd(ctx: click.Context) -> None:
                  ["read", query.short_entry_id(hits[0].entry_id), "--cwd", DEMO_CWD,
                   "--session", f"{hits[0].format}:{hits[0].session_id or ''}"])
         step("summaries written when the sessions compacted", ["summaries", "--cwd", DEMO_CWD, "--limit", "3"])
+
+
+@cli.command(name="serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (not loopback: warns).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port; 0: a free one.")
+@click.option("--no-open", is_flag=True, help="Print the URL only; do not open a browser.")
+@with_app
+def serve_cmd(app: App, host: str, port: int, no_open: bool) -> None:
+    """A local, read-only web view: search, sessions, a session as a conversation (the `web` extra).
+
+    Prints the URL with its token as the first line, then serves until SIGINT/SIGTERM."""
+    try:
+        from journal_index.web.server import serve
+    except ImportError as exc:
+        raise click.ClickException(f"the web view needs its extra: pip install 'journal-index[web]' ({exc})") from None
+    sys.exit(serve(Service(app.store(), app.roots), host, port, open_browser=not no_open))
 
 
 for _command in (cli_agent.tool_cmd, cli_agent.mcp_cmd, cli_agent.watch_cmd, cli_agent.gc_cmd, cli_agent.service_cmd):
