@@ -1,0 +1,292 @@
+"""The web view (`journal-index serve`) through Starlette's TestClient, over a real index of real
+journals of all three agents (copied to tmp): the guard (Host, methods, token, cookie), the API
+against the CLI's own `--json`, the pages, the planted secrets, a rewritten journal."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from starlette.testclient import TestClient
+
+from journal_index.web.app import create_app
+from journal_index.web.security import COOKIE, url_with_token
+from tests.conftest import FIXTURES
+from tests.helpers import load_secrets
+from tests.web_home import WebHome, make_home
+
+BOUND = "127.0.0.1:8765"
+BASE = f"http://{BOUND}"
+TOKEN = "test-token-0123456789abcdefABCDEF"
+BE = "/home/dev/Apps/prjct/prjct-be"
+LONG = "01a05d32-b780-77a8-84b6-ccc1caffba94"  # 180 entries, compactions and a branch summary
+GUARDED = ["/", "/search?q=token", "/sessions", f"/session/pi/{LONG}", "/api/search?q=token", "/api/sessions",
+           "/static/app.css", "/static/app.js", "/nowhere"]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> WebHome:
+    return make_home(tmp_path_factory.mktemp("web"))
+
+
+def _client(home: WebHome) -> Iterator[TestClient]:
+    service = home.service()
+    try:
+        with TestClient(create_app(service, TOKEN, BOUND, cwd=str(home.cwd)), base_url=BASE) as client:
+            yield client
+    finally:
+        service.store.close()
+
+
+@pytest.fixture
+def anonymous(home: WebHome) -> Iterator[TestClient]:
+    yield from _client(home)
+
+
+@pytest.fixture
+def browser(home: WebHome) -> Iterator[TestClient]:
+    """A client that opened the printed URL: it holds the cookie."""
+    for client in _client(home):
+        assert client.get(url_with_token(BASE, TOKEN)).status_code == 200
+        yield client
+
+
+# -- the guard ----------------------------------------------------------------------------
+@pytest.mark.parametrize("path", GUARDED)
+def test_without_the_cookie_every_page_and_api_answers_401(anonymous: TestClient, path: str):
+    answer = anonymous.get(path, follow_redirects=False)
+    assert answer.status_code == 401
+    assert "prjct" not in answer.text and "set-cookie" not in answer.headers
+
+
+def test_a_wrong_token_or_cookie_is_refused(anonymous: TestClient):
+    wrong = anonymous.get("/search?t=not-the-token", follow_redirects=False)
+    assert wrong.status_code == 403 and "set-cookie" not in wrong.headers
+    anonymous.cookies.set(COOKIE, TOKEN[:-1] + "x")
+    assert anonymous.get("/search?q=token").status_code == 401
+
+
+def test_the_token_sets_a_strict_httponly_cookie_and_redirects_without_it(anonymous: TestClient):
+    first = anonymous.get(f"/search?q=rate+limit&t={TOKEN}&agent=pi", follow_redirects=False)
+    assert first.status_code == 303
+    target = urlsplit(first.headers["location"])
+    assert target.path == "/search" and parse_qs(target.query) == {"q": ["rate limit"], "agent": ["pi"]}
+    cookie = first.headers["set-cookie"]
+    assert cookie.startswith(f"{COOKIE}={TOKEN};")
+    flags = {part.strip().lower() for part in cookie.split(";")[1:]}
+    assert {"httponly", "samesite=strict", "path=/"} <= flags
+    page = anonymous.get(first.headers["location"])
+    assert page.status_code == 200 and "<mark>" in page.text
+    for path in GUARDED[:-1]:
+        assert anonymous.get(path).status_code == 200, path
+    assert anonymous.get("/nowhere").status_code == 404
+
+
+@pytest.mark.parametrize("host", ["evil.example", f"evil.example:{BOUND.split(':')[1]}", "localhost:8765",
+                                  "127.0.0.1:8766", "127.0.0.1", ""])
+def test_a_request_for_another_host_is_refused_even_with_the_cookie(browser: TestClient, host: str):
+    """DNS rebinding: a page of another origin reaching this port sends its own name as Host."""
+    for path in ("/search?q=token", "/api/search?q=token", f"/?t={TOKEN}"):
+        answer = browser.get(path, headers={"host": host}, follow_redirects=False)
+        assert answer.status_code == 403, (host, path)
+        assert "prjct" not in answer.text and "set-cookie" not in answer.headers
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
+def test_no_endpoint_writes(browser: TestClient, method: str):
+    for path in ("/search", "/api/search", f"/session/pi/{LONG}"):
+        assert browser.request(method, path).status_code == 405
+
+
+def test_pages_forbid_inline_scripts_framing_referrers_and_caching(browser: TestClient):
+    answer = browser.get("/search?q=token")
+    policy = answer.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+    assert answer.headers["referrer-policy"] == "no-referrer" and answer.headers["cache-control"] == "no-store"
+    assert "<script>" not in answer.text and "http://" not in answer.text.split("<main>")[0]  # no CDN
+
+
+# -- the API is the CLI ---------------------------------------------------------------------
+API_CASES = [
+    ("q=rate+limit", ["search", "rate", "limit"]),
+    ("q=token&agent=pi&kind=assistant&limit=5&offset=2",
+     ["search", "token", "--agent", "pi", "--kind", "assistant", "--limit", "5", "--offset", "2"]),
+    ("", ["search"]),
+    (f"q=pydantic&scope=project&cwd={BE}", ["search", "pydantic", "--scope", "project", "--cwd", BE]),
+    ("q=session&since=2026-09-01&until=2026-10-01", ["search", "session", "--since", "2026-09-01",
+                                                     "--until", "2026-10-01"]),
+    ("q=the&agent=claude&agent=codex", ["search", "the", "--agent", "claude", "--agent", "codex"]),
+    ("q=zzqxnotaword", ["search", "zzqxnotaword"]),
+]
+
+
+@pytest.mark.parametrize(("query", "args"), API_CASES)
+def test_api_search_is_the_cli_search_json(home: WebHome, browser: TestClient, query: str, args: list[str]):
+    answer = browser.get(f"/api/search?{query}")
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    assert answer.json() == home.cli_json(*args)
+
+
+def test_api_search_finds_something_for_the_cases_that_should(browser: TestClient):
+    for query, _ in API_CASES[:-1]:
+        assert browser.get(f"/api/search?{query}").json()["results"], query
+
+
+def test_api_sessions_is_the_cli_sessions_json(home: WebHome, browser: TestClient):
+    assert browser.get("/api/sessions?scope=global&limit=100").json() == home.cli_json(
+        "sessions", "--scope", "global", "--limit", "100")
+
+
+@pytest.mark.parametrize("query", ["q=x&scope=wide", "q=x&agent=cursor", "q=x&limit=0", "q=x&limit=lots",
+                                   "q=x&since=someday", "q=x&since=2026-10-01&until=2026-09-01"])
+def test_api_errors_say_what_is_wrong_in_one_line(browser: TestClient, query: str):
+    answer = browser.get(f"/api/search?{query}")
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["message"] and error["hint"] and error["code"]
+
+
+# -- the pages --------------------------------------------------------------------------------
+def _hits(page: str) -> list[str]:
+    return re.findall(r'<a class="hit-link" href="([^"]+)"', page)
+
+
+def test_search_page_shows_every_hit_with_its_place_and_matched_words_marked(browser: TestClient):
+    page = browser.get("/search?q=rate+limit&scope=global").text
+    api = browser.get("/api/search?q=rate+limit&scope=global&limit=20").json()["results"]
+    links = [html.unescape(link) for link in _hits(page)]
+    assert len(links) == len(api) > 3
+    for link, hit in zip(links, api, strict=True):
+        parts = urlsplit(link)
+        assert parts.path == f"/session/{hit['agent']}/{hit['sessionId']}" and parts.fragment == hit["entryId"]
+        assert parse_qs(parts.query) == {"at": [hit["entryId"]]}
+    marks = {m.lower() for m in re.findall(r"<mark>([^<]*)</mark>", page)}
+    assert marks and all("rate" in m or "limit" in m for m in marks), marks
+    first = page.split('<li class="hit')[1]
+    assert api[0]["cwd"] in first and api[0]["time"][:10] in first and api[0]["kind"] in first
+
+
+def test_search_page_works_as_a_plain_form_and_keeps_the_filters(browser: TestClient):
+    page = browser.get("/search?q=token&agent=pi&kind=user&since=2026-09-01").text
+    assert '<form id="search" class="search" action="/search" method="get"' in page
+    assert 'value="token"' in page and '<option value="pi" selected>' in page
+    assert '<option value="user" selected>' in page and 'value="2026-09-01"' in page
+    assert all("kind-user" in item for item in page.split('<li class="hit')[1:])
+
+
+def test_the_partial_results_are_the_full_pages_results(browser: TestClient):
+    whole = browser.get("/search?q=alembic").text
+    part = browser.get("/search?q=alembic&partial=1").text
+    assert "<html" not in part and _hits(part) == _hits(whole) and _hits(part)
+
+
+def test_a_hit_opens_its_entry_highlighted_with_the_turns_around_it(browser: TestClient):
+    api = browser.get("/api/search?q=alembic+upgrade+head&scope=global&kind=tool_result").json()["results"]
+    hit = api[0]
+    page = browser.get(f"/session/{hit['agent']}/{hit['sessionId']}?at={hit['entryId']}").text
+    target = re.search(rf'<details class="tool-result target" id="{hit["entryId"]}" open>', page)
+    assert target, "a tool result opened from a hit is unfolded and marked"
+    assert page.count("◀ this entry") == 1 and page.count('class="turn ') >= 5
+    # A tool result is folded under the assistant turn that called it.
+    turn = page[:target.start()].rsplit('<li class="turn', 1)[1]
+    assert turn.startswith(' turn-assistant')
+
+
+def test_a_session_reads_as_a_conversation_with_summaries_marked(browser: TestClient):
+    page = browser.get(f"/session/pi/{LONG}").text
+    assert 'class="turn turn-user' in page and 'class="turn turn-assistant' in page
+    assert '<details class="tool-result"' in page and " open>" not in page  # results folded
+    everything = _all_pages(browser, f"/session/pi/{LONG}")
+    assert "the conversation was compacted here" in everything and "a branch was left here" in everything
+
+
+def _all_pages(client: TestClient, url: str) -> str:
+    pages = []
+    while url:
+        page = client.get(url).text
+        pages.append(page)
+        found = re.search(r'<a href="([^"]+)" rel="next">', page)
+        url = html.unescape(found.group(1)) if found else ""
+    return "\n".join(pages)
+
+
+def test_a_long_session_comes_in_pages_holding_every_entry_once(home: WebHome, browser: TestClient):
+    everything = _all_pages(browser, f"/session/pi/{LONG}")
+    assert everything.count("<!doctype html>") > 3
+    shown = re.findall(r'(?:<li class="turn [^"]*"|<details class="tool-result[^"]*") id="([^"]+)"', everything)
+    journal = []
+    offset: int | None = 0
+    while offset is not None:
+        page = home.cli_json("read", "--session", f"pi:{LONG}", "--offset", str(offset))
+        journal += [e["entryId"] for e in page["entries"]]
+        offset = page["nextOffset"]
+    assert shown == journal and len(shown) == 180
+
+
+def test_sessions_page_lists_every_session_with_a_link(home: WebHome, browser: TestClient):
+    page = browser.get("/sessions?scope=global").text
+    api = browser.get("/api/sessions?scope=global&limit=50").json()["sessions"]
+    for session in api:
+        assert f'href="/session/{session["agent"]}/{session["sessionId"]}"' in page
+    assert {"pi", "claude", "codex"} <= {s["agent"] for s in api}
+
+
+def test_an_unknown_session_or_entry_is_a_404_page(browser: TestClient):
+    assert browser.get("/session/pi/nosuchsession").status_code == 404
+    assert browser.get("/session/cursor/x").status_code == 404
+    assert browser.get(f"/session/pi/{LONG}?at=ffffffff").status_code == 404
+    assert browser.get(f"/session/pi/{LONG}?offset=-1").status_code == 400
+
+
+# -- what must never be shown ---------------------------------------------------------------------
+def test_a_planted_secret_appears_on_no_page(browser: TestClient):
+    secrets = load_secrets(FIXTURES)
+    data = json.loads((FIXTURES / "SECRETS.json").read_text())
+    bodies = [browser.get("/sessions?scope=global").text, browser.get("/api/sessions?scope=global&limit=100").text]
+    for session in browser.get("/api/sessions?scope=global&limit=100").json()["sessions"]:
+        bodies.append(_all_pages(browser, f"/session/{session['agent']}/{session['sessionId']}"))
+    opened = 0
+    for item in data["secrets"]:
+        # The results only: the page itself shows the words typed (here, the secret) back in the form.
+        bodies.append(browser.get("/search", params={"q": item["value"], "scope": "global", "partial": "1"}).text)
+        bodies.append(browser.get("/search", params={"q": item["kind"].replace("_", " "), "scope": "global"}).text)
+        bodies.append(browser.get("/api/search", params={"q": item["value"], "scope": "global"}).text)
+        for place in item["occurrences"]:
+            answer = browser.get(f"/session/pi/{place['sessionId']}", params={"at": place["entryId"]})
+            opened += answer.status_code == 200 and "[REDACTED:" in answer.text
+            bodies.append(answer.text)
+    assert opened > 10  # the entries holding secrets were shown, masked
+    for body in bodies:
+        for secret in secrets:
+            assert secret not in body and html.escape(secret) not in body
+
+
+def test_a_rewritten_journal_shows_no_stale_line(tmp_path: Path):
+    folder = tmp_path / "s" / "--w--"
+    folder.mkdir(parents=True)
+    path = folder / "j.jsonl"
+
+    def line(entry_id: str, text: str) -> str:
+        return json.dumps({"type": "message", "id": entry_id, "parentId": None, "timestamp": "2026-09-01T10:00:01.000Z",
+                           "message": {"role": "user", "content": text}})
+
+    header = json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-09-01T10:00:00.000Z",
+                         "cwd": "/w"})
+    path.write_text("\n".join([header, line("old00001", "walrus original"), line("old00002", "second line")]) + "\n")
+    home = WebHome(tmp_path, tmp_path / "index.db", [tmp_path / "s"], tmp_path)
+    for client in _client(home):
+        assert client.get(url_with_token(BASE, TOKEN)).status_code == 200
+        link = html.unescape(_hits(client.get("/search?q=walrus").text)[0])
+        assert "walrus original" in client.get(link).text
+        path.write_text("\n".join([header, line("new00001", "penguin replace"), line("new00002", "second line")])
+                        + "\n")
+        after = [client.get(link), client.get("/search?q=walrus"), client.get("/session/pi/s1"),
+                 client.get("/api/search?q=walrus"), client.get("/sessions?scope=global")]
+        for answer in after:
+            assert "walrus original" not in answer.text
+        assert "penguin replace" in client.get("/session/pi/s1").text
