@@ -26,20 +26,14 @@ HANDLED = (signal.SIGINT, signal.SIGTERM)
 
 
 class _Server(uvicorn.Server):
-    """uvicorn, except that a SIGINT/SIGTERM ends ``serve`` with exit 0: uvicorn raises the
-    signal again once it has shut down, which would end the process as killed by it."""
+    """uvicorn, except for signals: :func:`serve` installs the handlers itself, before the URL is
+    printed (a signal sent as soon as the URL is read must stop the server, not kill it), and a
+    SIGINT/SIGTERM ends it with exit 0 (uvicorn raises the signal again once it has shut down,
+    which would end the process as killed by it)."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in HANDLED}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        yield
 
 
 def is_loopback(host: str) -> bool:
@@ -75,11 +69,14 @@ def serve(service: Service, host: str, port: int, open_browser: bool) -> int:
     base = f"http://{bound}"
     token = new_token(base)
     url = url_with_token(base, token)
-    app = create_app(service, token, bound)
+    config = uvicorn.Config(create_app(service, token, bound), log_level="warning", access_log=False, lifespan="on",
+                            server_header=False, timeout_graceful_shutdown=5)
+    server = _Server(config)
+    for sig in HANDLED:
+        signal.signal(sig, server.handle_exit)
     click.echo(url)  # the first line on stdout: tests and scripts read it
     sys.stdout.flush()
     if open_browser:
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", server_header=False)
-    _Server(config).run(sockets=[sock])
+    server.run(sockets=[sock])
     return 0
