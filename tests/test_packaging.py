@@ -22,3 +22,8 @@ def test_wheel_contains_migrations_and_demo_journals(tmp_path: Path) -> None:
     assert [Path(n).name for n in migrations] == sorted(p.name for p in (REPO / "migrations").glob("*.sql"))
     demo = [n for n in names if n.startswith("journal_index/demo_sessions/") and n.endswith(".jsonl")]
     assert len(demo) == len(list((REPO / "fixtures" / "sessions").rglob("*.jsonl")))
+    # The web view's templates and assets ship inside the package (it loads nothing from a CDN).
+    web = REPO / "journal_index" / "web"
+    for folder in ("templates", "static"):
+        shipped = {n for n in names if n.startswith(f"journal_index/web/{folder}/")}
+        assert shipped == {f"journal_index/web/{folder}/{p.name}" for p in (web / folder).iterdir()}, folder
