@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -168,11 +169,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for q in queries:
             pages.append(_page(client, f"/search?q={quote(q)}&scope=global", args.repeat))
             apis.append(_page(client, f"/api/search?q={quote(q)}&scope=global", args.repeat))
-            clis.append(_timed(lambda q=q: subprocess.run(_cli(db, sessions, "search", *q.split(), "--scope", "global",
-                                                                "--json"), check=True, capture_output=True, cwd=out),
-                               1)[0])
-            warm.append(statistics.median(_timed(
-                lambda q=q: service.search(Request(q, scope="global"), caller), args.repeat)))
+            command = _cli(db, sessions, "search", *q.split(), "--scope", "global", "--json")
+            clis.append(_timed(partial(subprocess.run, command, check=True, capture_output=True, cwd=out), 1)[0])
+            request = Request(q, scope="global")
+            warm.append(statistics.median(_timed(partial(service.search, request, caller), args.repeat)))
         for name, rows in (("page", pages), ("api", apis)):
             search[name] = {"first_byte_ms": round(statistics.median(r["first_byte_ms"] for r in rows), 2),
                             "full_ms": round(statistics.median(r["full_ms"] for r in rows), 2),
