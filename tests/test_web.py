@@ -140,6 +140,9 @@ def test_api_search_finds_something_for_the_cases_that_should(browser: TestClien
 def test_api_sessions_is_the_cli_sessions_json(home: WebHome, browser: TestClient):
     assert browser.get("/api/sessions?scope=global&limit=100").json() == home.cli_json(
         "sessions", "--scope", "global", "--limit", "100")
+    assert browser.get("/api/sessions").json() == home.cli_json("sessions")  # the same defaults
+    assert browser.get(f"/api/sessions?agent=claude&scope=project&cwd={BE}").json() == home.cli_json(
+        "sessions", "--agent", "claude", "--scope", "project", "--cwd", BE)
 
 
 @pytest.mark.parametrize("query", ["q=x&scope=wide", "q=x&agent=cursor", "q=x&limit=0", "q=x&limit=lots",
@@ -290,3 +293,15 @@ def test_a_rewritten_journal_shows_no_stale_line(tmp_path: Path):
         for answer in after:
             assert "walrus original" not in answer.text
         assert "penguin replace" in client.get("/session/pi/s1").text
+
+
+def test_a_project_link_lists_that_projects_sessions_only(browser: TestClient):
+    page = browser.get("/sessions?scope=global").text
+    link = html.unescape(re.findall(r'<td class="project"[^>]*><a href="([^"]+)"', page)[0])
+    cwd = parse_qs(urlsplit(link).query)["cwd"][0]
+    listed = browser.get(link).text
+    api = browser.get("/api/sessions", params={"scope": "project", "cwd": cwd}).json()
+    assert api["scope"]["kind"] == "project" and api["sessions"]
+    assert all(s["cwd"].startswith(api["scope"]["root"]) for s in api["sessions"])
+    rows = re.findall(r'<td class="project" title="([^"]*)"', listed)
+    assert sorted(html.unescape(r) for r in rows) == sorted(s["cwd"] for s in api["sessions"])

@@ -147,15 +147,16 @@ class WebView:
 
     async def sessions_page(self, http: HttpRequest) -> Response:
         params = views.Params(http.query_params.multi_items())
-        form = {name: params.one(name) or "" for name in ("scope", "since", "until")}
+        form = {name: params.one(name) or "" for name in ("scope", "since", "until", "cwd")}
         values: dict[str, Any] = {"form": form, "chosen": {"agent": params.all("agent"), "kind": ()},
                                   "sessions": [], "error": None}
         try:
-            request = parsed(lambda: views.sessions_request(params))
+            request = parsed(lambda: views.sessions_request(params, views.SESSIONS_LIMIT))
             found, resolved = await self.ask(lambda: self.service.sessions(request, self.caller(params)))
             rows = render.redact_json([s.as_json() for s in found])
             for row in rows:
                 row["url"] = views.session_url(row["agent"], row["sessionId"])
+                row["projectUrl"] = f"/sessions?{_query(scope='project', cwd=row['cwd'])}" if row["cwd"] else None
             values.update(sessions=rows, note=resolved.note, scope_words=render.scope_words(resolved.filters.scope))
         except WebError as exc:
             values["error"] = exc

@@ -70,12 +70,13 @@ def search_request(params: Params, default_limit: int = 10) -> Request:
     )
 
 
-def sessions_request(params: Params) -> Request:
+def sessions_request(params: Params, default_limit: int = 20) -> Request:
+    """The CLI's sessions options (its default limit is 20; the page shows more)."""
     scope = params.one("scope")
     _choices("scope", (scope,) if scope else (), SCOPES)
     return Request(scope=scope, agents=_choices("agent", params.all("agent"), sorted(FORMATS)),
                    kinds=_choices("kind", params.all("kind"), KINDS), since=params.one("since"),
-                   until=params.one("until"), limit=params.number("limit", SESSIONS_LIMIT, 1, 10_000))
+                   until=params.one("until"), limit=params.number("limit", default_limit, 1, 10_000))
 
 
 def marked(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[str, bool]]:
