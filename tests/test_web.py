@@ -305,3 +305,15 @@ def test_a_project_link_lists_that_projects_sessions_only(browser: TestClient):
     assert all(s["cwd"].startswith(api["scope"]["root"]) for s in api["sessions"])
     rows = re.findall(r'<td class="project" title="([^"]*)"', listed)
     assert sorted(html.unescape(r) for r in rows) == sorted(s["cwd"] for s in api["sessions"])
+
+
+def test_assets_are_ours_and_nothing_outside_them_is_served(browser: TestClient):
+    page = browser.get("/search?q=token").text
+    assets = re.findall(r'(?:src|href)="(/static/[^"]+)"', page)
+    assert sorted(assets) == ["/static/app.css", "/static/app.js"]
+    assert not re.findall(r'(?:src|href)="(?:https?:)?//', page)  # no CDN, no other origin
+    for asset in assets:
+        assert browser.get(asset).status_code == 200
+    for path in ("/static/%2e%2e/app.py", "/static/..%2fapp.py", "/static/%2e%2e/%2e%2e/service.py"):
+        answer = browser.get(path)
+        assert answer.status_code == 404 and "import" not in answer.text
