@@ -317,3 +317,22 @@ def test_assets_are_ours_and_nothing_outside_them_is_served(browser: TestClient)
     for path in ("/static/%2e%2e/app.py", "/static/..%2fapp.py", "/static/%2e%2e/%2e%2e/service.py"):
         answer = browser.get(path)
         assert answer.status_code == 404 and "import" not in answer.text
+
+
+def test_a_cut_entry_reads_whole_page_by_page_as_the_cli_reads_it(home: WebHome, browser: TestClient):
+    session, entry = "01a0e742-a660-7416-842f-037c70ed5f55", "b6005626"
+    page = browser.get(f"/session/pi/{session}", params={"at": entry}).text
+    link = re.search(rf'<a href="(/session/pi/{session}/entry/{entry})">read it whole</a>', page)
+    assert link, "a cut entry links to its whole text"
+    texts, url = [], link.group(1)
+    while url:
+        shown = browser.get(url).text
+        texts.append(html.unescape(re.search(r'<pre class="text">(.*?)</pre>', shown, re.S).group(1)))  # type: ignore[union-attr]
+        found = re.search(r'<a href="([^"]+)" rel="next">', shown)
+        url = html.unescape(found.group(1)) if found else ""
+    whole, offset = [], 0
+    while offset is not None:
+        answer = home.cli_json("read", entry, "--session", f"pi:{session}", "--offset", str(offset))
+        whole.append(answer["text"])
+        offset = answer["nextOffset"]
+    assert texts == whole and len(texts) == 4

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import apsw
 import orjson
@@ -193,6 +193,26 @@ class WebView:
                          base_url=base, more_url=f"{base}?{_query(at=at, context=MAX_CONTEXT)}#{at}" if at else None,
                          next_url=f"{base}?{_query(offset=answer['nextOffset'])}" if answer.get("nextOffset") else None)
 
+    async def entry_page(self, http: HttpRequest) -> Response:
+        """One entry whole, 16,000 characters a page (a session page cuts long entries)."""
+        agent, session_id, entry_id = (http.path_params[k] for k in ("agent", "session_id", "entry_id"))
+        params = views.Params(http.query_params.multi_items())
+        base = views.session_url(agent, session_id) or "/"
+        try:
+            offset = parsed(lambda: params.number("offset", 0, 0, 10**12))
+            read = ReadRequest(entry_id, session=f"{agent}:{session_id}", scope="global", offset=offset)
+            answer = render.redact_json(await self.ask(lambda: self.service.read(read, self.caller(params))))
+        except WebError as exc:
+            return self.page("error.html", exc.status, error=exc, session_url=base)
+        if answer["status"] != "ok":
+            error = WebError(404 if answer["status"] == "not_found" else 409, answer["status"],
+                             f"entry {entry_id} is {answer['status'].replace('_', ' ')}", "search again")
+            return self.page("error.html", error.status, error=error, session_url=base)
+        here = f"{base}/entry/{quote(entry_id, safe='')}"
+        in_place = f"{base}?{_query(at=answer['entryId'])}#{answer['entryId']}"
+        return self.page("entry.html", answer=answer, in_place=in_place,
+                         next_url=f"{here}?{_query(offset=answer['nextOffset'])}" if answer["nextOffset"] else None)
+
     async def home(self, http: HttpRequest) -> Response:
         return RedirectResponse("/search" + (f"?{http.url.query}" if http.url.query else ""), status_code=303)
 
@@ -224,6 +244,7 @@ def create_app(service: Service, token: str, allowed_host: str, cwd: str | None 
         Route("/search", view.search_page, methods=["GET", "HEAD"]),
         Route("/sessions", view.sessions_page, methods=["GET", "HEAD"]),
         Route("/session/{agent}/{session_id}", view.session_page, methods=["GET", "HEAD"]),
+        Route("/session/{agent}/{session_id}/entry/{entry_id}", view.entry_page, methods=["GET", "HEAD"]),
         Route("/api/search", view.api_search, methods=["GET", "HEAD"]),
         Route("/api/sessions", view.api_sessions, methods=["GET", "HEAD"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
