@@ -336,3 +336,14 @@ def test_a_cut_entry_reads_whole_page_by_page_as_the_cli_reads_it(home: WebHome,
         whole.append(answer["text"])
         offset = answer["nextOffset"]
     assert texts == whole and len(texts) == 4
+
+
+def test_search_pages_go_forward_and_back_through_one_ranked_list(browser: TestClient):
+    api = browser.get("/api/search?q=token&scope=global&limit=60").json()["results"]
+    first = browser.get("/search?q=token&scope=global").text
+    after = html.unescape(re.search(r'<a href="([^"]+)" rel="next">', first).group(1))  # type: ignore[union-attr]
+    second = browser.get(after).text
+    back = html.unescape(re.search(r'<a href="([^"]+)" rel="prev">', second).group(1))  # type: ignore[union-attr]
+    assert 'rel="prev"' not in first and _hits(browser.get(back).text) == _hits(first)
+    shown = [urlsplit(html.unescape(h)).fragment for h in _hits(first) + _hits(second)]
+    assert shown == [hit["entryId"] for hit in api[:40]]

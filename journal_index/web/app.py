@@ -26,7 +26,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from journal_index import render
-from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError
+from journal_index.config import CANDIDATES, QUERY_SECONDS, SCOPES, ConfigError
 from journal_index.conversation import MAX_CONTEXT
 from journal_index.formats import FORMATS, KINDS
 from journal_index.hits import QueryError
@@ -137,9 +137,11 @@ class WebView:
         values: dict[str, Any] = {"form": form, "chosen": chosen, "hits": [], "answer": None, "error": None}
         try:
             answer, spans, page = await self._search(params, views.SEARCH_LIMIT)
+            page_limit = params.number("limit", views.SEARCH_LIMIT, 1, CANDIDATES)  # read by _search already
             values.update(answer=answer, hits=views.search_hits(answer, spans), note=page.resolved.note,
                           scope_words=render.where(page.result), first=page.offset + 1,
-                          next_url=_with(items, offset=page.next_offset) if page.next_offset else None)
+                          next_url=_with(items, offset=page.next_offset) if page.next_offset else None,
+                          prev_url=_with(items, offset=max(0, page.offset - page_limit)) if page.offset else None)
         except WebError as exc:
             values["error"] = exc
         name = "results.html" if params.one("partial") else "search.html"
