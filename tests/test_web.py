@@ -347,3 +347,10 @@ def test_search_pages_go_forward_and_back_through_one_ranked_list(browser: TestC
     assert 'rel="prev"' not in first and _hits(browser.get(back).text) == _hits(first)
     shown = [urlsplit(html.unescape(h)).fragment for h in _hits(first) + _hits(second)]
     assert shown == [hit["entryId"] for hit in api[:40]]
+
+
+def test_head_answers_as_get_without_a_body(browser: TestClient, anonymous: TestClient):
+    for path in ("/search?q=token", "/api/search?q=token", f"/session/pi/{LONG}", "/sessions"):
+        answer = browser.head(path)
+        assert answer.status_code == 200 and answer.content == b"", path
+        assert anonymous.head(path).status_code == 401

@@ -128,8 +128,12 @@ def test_type_a_query_open_the_hit_and_fold_a_tool_result(driver: WebDriver, ser
     wait.until(lambda d: folded.get_attribute("open") is None and not text.is_displayed())
 
 
-def test_a_long_session_pages_and_a_link_to_a_later_entry_finds_it(driver: WebDriver, served: Served, home: WebHome):
+def test_a_long_session_pages_and_a_link_to_a_later_entry_finds_it(driver: WebDriver, served: Served, home: WebHome,
+                                                                   tmp_path: Path):
     driver.get(served.url)
+    driver.get(f"{served.base}/sessions?scope=global")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "table.sessions tbody tr")) == 32
+    _shot(driver, tmp_path, "web-sessions.png")
     session = "01a05d32-b780-77a8-84b6-ccc1caffba94"
     whole = home.cli_json("read", "--session", f"pi:{session}", "--offset", "120")
     later = whole["entries"][0]["entryId"]
