@@ -126,7 +126,7 @@ def test_bash_completion_script_completes_commands_and_choices(tmp_path: Path) -
     done = subprocess.run(["bash", "-c", complete], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     commands, scopes = done.stdout.splitlines()
-    assert set(commands.split()) == {"search", "service", "sessions"}
+    assert set(commands.split()) == {"search", "serve", "service", "sessions"}
     assert scopes.split() == ["session", "project", "global"]
 
 
