@@ -15,7 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from journal_index.web.app import create_app
-from journal_index.web.security import COOKIE, url_with_token
+from journal_index.web.security import cookie_name, url_with_token
 from tests.conftest import FIXTURES
 from tests.helpers import load_secrets
 from tests.web_home import WebHome, make_home
@@ -67,7 +67,7 @@ def test_without_the_cookie_every_page_and_api_answers_401(anonymous: TestClient
 def test_a_wrong_token_or_cookie_is_refused(anonymous: TestClient):
     wrong = anonymous.get("/search?t=not-the-token", follow_redirects=False)
     assert wrong.status_code == 403 and "set-cookie" not in wrong.headers
-    anonymous.cookies.set(COOKIE, TOKEN[:-1] + "x")
+    anonymous.cookies.set(cookie_name(BOUND), TOKEN[:-1] + "x")
     assert anonymous.get("/search?q=token").status_code == 401
 
 
@@ -77,7 +77,7 @@ def test_the_token_sets_a_strict_httponly_cookie_and_redirects_without_it(anonym
     target = urlsplit(first.headers["location"])
     assert target.path == "/search" and parse_qs(target.query) == {"q": ["rate limit"], "agent": ["pi"]}
     cookie = first.headers["set-cookie"]
-    assert cookie.startswith(f"{COOKIE}={TOKEN};")
+    assert cookie.startswith(f"{cookie_name(BOUND)}={TOKEN};")
     flags = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/"} <= flags
     page = anonymous.get(first.headers["location"])

@@ -57,6 +57,11 @@ def test_serve_refuses_another_host_and_each_server_has_its_own_token(home: WebH
             assert client.get(one.url, headers={"host": f"attacker.example:{one.port}"}).status_code == 403
             # The other server's token opens nothing here.
             assert client.get(f"{one.base}/?t={two.url.split('t=')[1]}").status_code == 403
+            # One browser signed in to both (one cookie jar per host, whatever the port) stays in both.
+            assert client.get(one.url, follow_redirects=True).status_code == 200
+            assert client.get(two.url, follow_redirects=True).status_code == 200
+            assert client.get(f"{one.base}/api/search?q=token").status_code == 200
+            assert client.get(f"{two.base}/api/search?q=token").status_code == 200
     finally:
         assert one.stop()[0] == 0 and two.stop()[0] == 0
 

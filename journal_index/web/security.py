@@ -31,7 +31,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 TOKEN_PARAM = "t"
-COOKIE = "journal_index_web"
+COOKIE = "journal_index_web"  # + the port: browsers keep one cookie jar per host whatever the port,
+# so two servers on one machine each need a name of their own (or signing in to one signs out the other)
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 # Sent with every answer: no inline script or outside origin may run (every asset is ours), no
 # framing (clickjacking), no Referer, nothing cached (pages hold journal text).
@@ -58,6 +59,10 @@ def new_token(base_url: str) -> str:
 
 def url_with_token(base_url: str, token: str) -> str:
     return f"{base_url}/?{TOKEN_PARAM}={token}"
+
+
+def cookie_name(allowed_host: str) -> str:
+    return f"{COOKIE}_{allowed_host.rsplit(':', 1)[-1]}"
 
 
 def host_header(host: str, port: int) -> str:
@@ -93,9 +98,10 @@ class Guard:
                 await _refuse(send, 403, "wrong token: open the URL `journal-index serve` printed")
                 return
             await _redirect_with_cookie(send, scope["path"], [(k, v) for k, v in query if k != TOKEN_PARAM],
-                                        self.token)
+                                        cookie_name(self.allowed_host), self.token)
             return
-        if not hmac.compare_digest(_cookie(headers.get("cookie", "")).encode(), self.token.encode()):
+        given_cookie = _cookie(headers.get("cookie", ""), cookie_name(self.allowed_host))
+        if not hmac.compare_digest(given_cookie.encode(), self.token.encode()):
             await _refuse(send, 401, "not signed in: open the URL `journal-index serve` printed")
             return
         await self.app(scope, receive, _with_headers(send))
@@ -110,13 +116,13 @@ def _headers(scope: Scope) -> dict[str, str]:
     return out
 
 
-def _cookie(header: str) -> str:
+def _cookie(header: str, name: str) -> str:
     jar: SimpleCookie = SimpleCookie()
     try:
         jar.load(header)
     except Exception:  # a malformed Cookie header is simply no cookie
         return ""
-    morsel = jar.get(COOKIE)
+    morsel = jar.get(name)
     return morsel.value if morsel is not None else ""
 
 
@@ -137,9 +143,9 @@ async def _refuse(send: Send, status: int, text: str, extra: list[tuple[bytes, b
     await send({"type": "http.response.body", "body": body})
 
 
-async def _redirect_with_cookie(send: Send, path: str, query: list[tuple[str, str]], token: str) -> None:
+async def _redirect_with_cookie(send: Send, path: str, query: list[tuple[str, str]], name: str, token: str) -> None:
     target = quote(path) + (f"?{urlencode(query)}" if query else "")
-    cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+    cookie = f"{name}={token}; Path=/; HttpOnly; SameSite=Strict"
     await send({"type": "http.response.start", "status": 303,
                 "headers": [(b"location", target.encode()), (b"set-cookie", cookie.encode()),
                             (b"content-length", b"0"), *HEADERS]})
