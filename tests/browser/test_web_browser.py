@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -44,20 +45,27 @@ def served(home: WebHome) -> Iterator[Served]:
     assert status == 0, err
 
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+def _chromium(profile: Path, javascript: bool = True) -> WebDriver:
     # The browser suite needs them (.ci/run installs them): fail, never skip, when they are missing.
     assert Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists(), \
         "install Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver"
     options = webdriver.ChromeOptions()
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     options.binary_location = CHROMIUM
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage", "--window-size=1280,1000",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+                 f"--user-data-dir={profile}"):
         options.add_argument(flag)
     browser = webdriver.Chrome(options=options, service=ChromeService(executable_path=CHROMEDRIVER))
     browser.set_page_load_timeout(30)
+    return browser
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    browser = _chromium(tmp_path_factory.mktemp("chromium-profile"))
     yield browser
     browser.quit()
 
@@ -158,3 +166,22 @@ def test_a_planted_secret_is_on_no_page_the_browser_shows(driver: WebDriver, ser
         masked += "[REDACTED:" in source
         assert not [s for s in secrets if s in source]
     assert masked >= 6
+
+
+def test_without_javascript_the_form_searches_and_the_hit_opens(served: Served, tmp_path: Path):
+    browser = _chromium(tmp_path / "profile", javascript=False)
+    try:
+        browser.get(served.url)
+        box = browser.find_element(By.ID, "q")
+        box.send_keys("alembic upgrade")
+        time.sleep(1)  # four times the script's pause: with scripts on, the URL would hold the query by now
+        assert "q=" not in browser.current_url and not browser.find_elements(By.CSS_SELECTOR, "#results mark")
+        box.submit()
+        WebDriverWait(browser, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results .hit mark"))
+        assert parse_qs(urlsplit(browser.current_url).query)["q"] == ["alembic upgrade"]
+        link = browser.find_element(By.CSS_SELECTOR, "#results a.hit-link")
+        entry_id = urlsplit(link.get_attribute("href") or "").fragment
+        link.click()
+        WebDriverWait(browser, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'[id="{entry_id}"].target'))
+    finally:
+        browser.quit()
