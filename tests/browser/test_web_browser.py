@@ -148,6 +148,11 @@ def test_a_long_session_pages_and_a_link_to_a_later_entry_finds_it(driver: WebDr
     # A bare /session/<agent>/<id>#<entry> whose entry is not on the first page: the page asks for it.
     driver.get(f"{served.base}/session/pi/{session}#{later}")
     WebDriverWait(driver, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'[id="{later}"].target'))
+    # A compaction, marked where it happened.
+    driver.get(f"{served.base}/session/pi/{session}?at=f7499c6e#f7499c6e")
+    summary = driver.find_element(By.ID, "f7499c6e")
+    assert "turn-summary" in (summary.get_attribute("class") or "") and "compacted here" in summary.text
+    _shot(driver, tmp_path, "web-compaction.png")
     driver.get(f"{served.base}/session/pi/{session}")
     driver.find_element(By.CSS_SELECTOR, 'a[rel="next"]').click()
     WebDriverWait(driver, WAIT).until(lambda d: "offset=" in d.current_url)
