@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import os
 import signal
 import socket
 import sys
@@ -45,6 +46,14 @@ def is_loopback(host: str) -> bool:
         return False  # a name: it may be reachable from anywhere
 
 
+def has_screen() -> bool:
+    """Whether a graphical browser can open: without one (a Linux box over SSH), Python's
+    webbrowser falls back to a text browser in this very terminal, on top of the server's output."""
+    if sys.platform.startswith("linux") or "bsd" in sys.platform:
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
 def bind(host: str, port: int) -> socket.socket:
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -76,7 +85,7 @@ def serve(service: Service, host: str, port: int, open_browser: bool) -> int:
         signal.signal(sig, server.handle_exit)
     click.echo(url)  # the first line on stdout: tests and scripts read it
     sys.stdout.flush()
-    if open_browser:
+    if open_browser and has_screen():
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
     server.run(sockets=[sock])
     return 0
