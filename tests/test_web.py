@@ -357,3 +357,12 @@ def test_head_answers_as_get_without_a_body(browser: TestClient, anonymous: Test
         answer = browser.head(path)
         assert answer.status_code == 200 and answer.content == b"", path
         assert anonymous.head(path).status_code == 401
+
+
+def test_the_sessions_list_offers_more_when_it_is_full(browser: TestClient):
+    few = browser.get("/sessions?scope=global&limit=5").text
+    assert few.count("<tr>") == 6  # the header and five sessions
+    more = html.unescape(re.search(r'<a href="([^"]+)" rel="next">more sessions</a>', few).group(1))  # type: ignore[union-attr]
+    assert parse_qs(urlsplit(more).query) == {"scope": ["global"], "limit": ["10"]}
+    assert browser.get(more).text.count("<tr>") == 11
+    assert 'rel="next"' not in browser.get("/sessions?scope=global&limit=100").text

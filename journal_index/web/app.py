@@ -159,7 +159,10 @@ class WebView:
             for row in rows:
                 row["url"] = views.session_url(row["agent"], row["sessionId"])
                 row["projectUrl"] = f"/sessions?{_query(scope='project', cwd=row['cwd'])}" if row["cwd"] else None
-            values.update(sessions=rows, note=resolved.note, scope_words=render.scope_words(resolved.filters.scope))
+            more = [(k, v) for k, v in http.query_params.multi_items() if k != "limit"]
+            values.update(sessions=rows, note=resolved.note, scope_words=render.scope_words(resolved.filters.scope),
+                          more_url=f"/sessions?{urlencode([*more, ('limit', str(request.limit * 2))])}"
+                          if len(rows) == request.limit else None)
         except WebError as exc:
             values["error"] = exc
         return self.page("sessions.html", status=values["error"].status if values["error"] else 200, **values)
