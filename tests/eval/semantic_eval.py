@@ -25,9 +25,10 @@ from journal_index import embedder, fusion, semantic
 from tests.eval.corpora import corpora, load_all_questions
 from tests.eval.run_eval import Rank, bootstrap, built, figures, rank_of, registered_format
 
-# (label, JOURNAL_INDEX_SEMANTIC, fusion.SEMANTIC_WEIGHT)
-CONFIGS = [("off", "off", 1.0), ("gated", "gated", 1.0), ("gated.5", "gated", 0.5), ("gated.25", "gated", 0.25),
-           ("ungated", "ungated", 1.0), ("ungated.25", "ungated", 0.25)]
+# (label, JOURNAL_INDEX_SEMANTIC, fusion.SEMANTIC_WEIGHT, fusion.KEEP). Train runs also tried
+# weights 0.5 and 0.1, and a gate on fewer candidates than a page (it never opened on train).
+CONFIGS = [("off", "off", 1.0, 0), ("gated w1", "gated", 1.0, 0), ("gated", "gated", 0.25, 3),
+           ("ungated", "ungated", 1.0, 0)]
 MODES = tuple(c[0] for c in CONFIGS)
 CACHE = Path(tempfile.gettempdir()) / "journal-index-eval-vectors"
 
@@ -62,9 +63,9 @@ def run(names: list[str], split: str) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp, built(corpus, Path(tmp)) as b:
             report = semantic.embed_pending(b.store, budget_seconds=float("inf"))
             cost[name] = {**report.as_json(), "entries": b.entries}
-            for label, mode, weight in CONFIGS:
+            for label, mode, weight, keep in CONFIGS:
                 os.environ[fusion.ENV] = mode
-                fusion.SEMANTIC_WEIGHT = weight
+                fusion.SEMANTIC_WEIGHT, fusion.KEEP = weight, keep
                 for q in questions:
                     ranks[label][q["id"]] = rank_of(b.store, q, corpus.now_ms, b)
         asked += questions
