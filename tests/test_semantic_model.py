@@ -195,3 +195,29 @@ def test_watch_embeds_in_the_background(home: Path, tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, log.read_text()
+
+
+def test_the_mcp_servers_freshener_embeds_after_its_passes(home: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from journal_index.formats import Root
+    from journal_index.freshness import Freshener
+
+    monkeypatch.setenv(fusion.ENV, "gated")
+    db = tmp_path / "served.db"
+    freshener = Freshener(str(db), [Root(home)])
+    freshener.start()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if freshener.passes and db.exists():
+                store = open_store(str(db))
+                try:
+                    if store.value("SELECT count(*) FROM entry_vectors") and semantic.pending_count(store) == 0:
+                        break
+                finally:
+                    store.conn.close()
+            time.sleep(0.5)
+        else:
+            raise AssertionError(f"the Freshener embedded nothing within 120 s ({freshener.status()})")
+    finally:
+        freshener.stop(wait_seconds=30)
