@@ -68,6 +68,7 @@ class Encoder:
         # One BLAS thread: a query's matrices are small, and on two shared cores a second thread
         # waiting for a core made a 4 ms embedding take hundreds.
         self._blas = ThreadpoolController()
+        self.one_blas_thread = lambda: self._blas.limit(limits=1, user_api="blas")
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
@@ -123,7 +124,7 @@ class Encoder:
     def encode(self, texts: list[str], batch_size: int = 16) -> Any:
         """Unit float32 vectors (len(texts) × 384); texts of like length are batched together so
         little padding is computed."""
-        with self._blas.limit(limits=1, user_api="blas"):
+        with self.one_blas_thread():
             return self._encode(texts, batch_size)
 
     def _encode(self, texts: list[str], batch_size: int) -> Any:

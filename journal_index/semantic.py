@@ -122,6 +122,7 @@ class _Vectors:
 
     seq: int = 0
     rowids: list[int] = field(default_factory=list)
+    files: Any = None  # each row's journal (files.id), to narrow to a scope before ranking
     matrix: Any = None  # n × 384 float32, unit rows (a row of zeros: superseded)
     where: dict[int, int] = field(default_factory=dict)  # entry rowid -> row
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -135,18 +136,22 @@ def _vectors(store: Store) -> _Vectors:
 
     held = _CACHE.setdefault(store, _Vectors())
     with held.lock:
-        rows = store.rows("SELECT seq, entry, vector FROM entry_vectors WHERE seq > ? ORDER BY seq", (held.seq,))
+        rows = store.rows("SELECT v.seq, v.entry, e.file_id, v.vector FROM entry_vectors v "
+                          "JOIN entries e ON e.rowid = v.entry WHERE v.seq > ? ORDER BY v.seq", (held.seq,))
         if not rows:
             return held
         held.seq = int(rows[-1][0])
-        fresh = [(int(entry), blob) for _, entry, blob in rows if blob is not None]
+        fresh = [(int(entry), int(file_id), blob) for _, entry, file_id, blob in rows if blob is not None]
         if not fresh:
             return held
-        block = np.frombuffer(b"".join(b for _, b in fresh), dtype=np.int8).reshape(len(fresh), -1).astype(np.float32)
+        raw = np.frombuffer(b"".join(b for _, _, b in fresh), dtype=np.int8).reshape(len(fresh), -1)
+        block = raw.astype(np.float32)
         block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
         start = len(held.rowids)
         matrix = block if held.matrix is None else np.concatenate([held.matrix, block])
-        for i, (entry, _) in enumerate(fresh):
+        files = np.array([f for _, f, _ in fresh], dtype=np.int64)
+        held.files = files if held.files is None else np.concatenate([held.files, files])
+        for i, (entry, _, _) in enumerate(fresh):
             old = held.where.get(entry)
             if old is not None:  # the rowid came back for another entry: its old vector is void
                 matrix[old] = 0.0
@@ -163,27 +168,37 @@ def has_vectors(store: Store) -> bool:
 
 def nearest(store: Store, query: str, filters: Filters, k: int) -> list[Hit]:
     """The ``k`` entries inside ``filters`` closest in meaning to ``query``, closest first, each
-    with its cosine as its score. Candidates are taken from all vectors, then kept only where the
-    index still has them inside the filters (a narrow scope widens the look until k are found)."""
+    with its cosine as its score. Candidates are ranked among the vectors in memory, then kept only where the
+    index still has them inside the filters (the journals in scope are chosen first; time and kind
+    filters, checked after, widen the look until k are found)."""
     import numpy as np
 
     held = _vectors(store)
     if held.matrix is None or not held.rowids:
         return []
-    q = embedder.encoder().encode([query])[0]
-    scores = held.matrix @ q
-    wanted = min(len(held.rowids), max(8 * k, 200))
+    # Only the journals inside the scope (and session, agents) are ranked: the files table is small.
+    parts, values = filters.file_sql()
+    inside = np.array([r[0] for r in store.rows(f"SELECT f.id FROM files f WHERE {' AND '.join(parts)}", values)],
+                      dtype=np.int64)
+    mask = np.isin(held.files, inside)
+    if not mask.any():
+        return []
+    model = embedder.encoder()
+    q = model.encode([query])[0]
+    with model.one_blas_thread():
+        scores = np.where(mask, held.matrix @ q, -np.inf)
+    wanted = min(int(mask.sum()), 2 * k)
     where, params = filters.sql()
     while True:
         top = np.argpartition(-scores, wanted - 1)[:wanted] if wanted < len(scores) else np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]
-        best = {held.rowids[i]: float(scores[i]) for i in top if scores[i] > 0.0}
+        best = {held.rowids[i]: float(scores[i]) for i in top.tolist() if scores[i] > 0.0}
         marks = ",".join("?" * len(best))
         found = hits_of(store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
                                    f"WHERE e.rowid IN ({marks}) AND {where}", [*best, *params])) if best else []
-        if len(found) >= k or wanted >= len(scores):
+        if len(found) >= k or wanted >= mask.sum():
             break
-        wanted = min(len(scores), wanted * 4)
+        wanted = min(int(mask.sum()), wanted * 4)  # time or kind filters left too few: look further
     for hit in found:
         hit.score, hit.complete = best[hit.rowid], False
     found.sort(key=lambda h: -h.score)
