@@ -22,7 +22,7 @@ from journal_index.store import Store
 
 MODES = ("off", "gated", "ungated")
 # Off unless asked for: on the eval's train split no setting gained (the lexical ranking finds
-# 99 % there at rank 5), and the ones that fuse more lost questions (benchmarks/README.md).
+# 99 % there at rank 5), and the ones that fuse more lost questions (benchmarks/semantic_results/README.md).
 DEFAULT_MODE = "off"
 ENV = "JOURNAL_INDEX_SEMANTIC"
 DEPTH = 50  # the lexical candidates fused, and as many nearest by meaning
