@@ -1,5 +1,6 @@
 """Recall by meaning where words fall short: reciprocal-rank fusion of the lexical ranking with
-the entries nearest in meaning (the optional semantic layer, journal_index/semantic.py).
+the entries nearest in meaning (the optional semantic layer: journal_index/semantic.py writes
+the vectors, journal_index/vectors.py reads them).
 
 It applies only when the lexical ranking's best hits do not hold every word of the question
 (its match is not "all"): a question whose words are all found is answered by them, and an
@@ -53,14 +54,14 @@ def fuse(store: Store, ranked: list[Hit], query: str, filters: Filters, limit: i
     chosen = mode()
     if chosen == "off" or not query.strip() or (chosen == "gated" and not words_fall_short(ranked, limit)):
         return ranked
-    from journal_index import semantic  # NumPy and the model load only when used
+    from journal_index import vectors  # NumPy and the model load only when used
 
-    if not semantic.has_vectors(store):
+    if not vectors.has_vectors(store):
         return ranked
     kept = ranked[:KEEP]
     lexical = ranked[KEEP:KEEP + DEPTH]
     held = {h.rowid for h in kept}
-    near = [h for h in semantic.nearest(store, query, filters, DEPTH + KEEP) if h.rowid not in held][:DEPTH]
+    near = [h for h in vectors.nearest(store, query, filters, DEPTH + KEEP) if h.rowid not in held][:DEPTH]
     score: dict[int, float] = {}
     hit_of: dict[int, Hit] = {}
     for hits, weight in ((lexical, 1.0), (near, SEMANTIC_WEIGHT)):

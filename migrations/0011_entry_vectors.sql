@@ -1,4 +1,4 @@
--- 0010: vectors of what was said, for the optional semantic layer (journal_index/semantic.py).
+-- 0011: vectors of what was said, for the optional semantic layer (journal_index/semantic.py).
 -- Derived data like the FTS terms: each is the embedding of an entry's redacted words (what a
 -- person or an agent said, and summaries; never tool output), 384 int8 components. Rows are
 -- written in the background by `watch` and the MCP server when the `semantic` extra is
