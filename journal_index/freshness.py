@@ -9,7 +9,9 @@ backfill lease, on its own connection) in a thread of the MCP server: one when i
 moment after each call, and one every :data:`IDLE_SECONDS` otherwise. So what another session
 said is found by the next call of this one, without ``watch`` and without making a call wait.
 When ``watch`` (or another server) holds the lease, its passes do the work and ours step aside;
-ours give the lease back after each pass so that they can take it.
+ours give the lease back after each pass so that they can take it. With the `semantic` extra
+installed, a pass that held the lease then embeds what was said for a few seconds
+(:func:`journal_index.semantic.embed_pending`), and asks for another pass soon while any is left.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 import apsw
 
-from journal_index import backfill, index_sql
+from journal_index import backfill, fusion, index_sql
 from journal_index.formats import Root, choose_format, open_journal
 from journal_index.indexer import discover, pending_bytes
 from journal_index.journal_blocks import HEAD_BYTES
@@ -34,6 +36,7 @@ from journal_index.store import Store, open_store
 PASS_GAP_SECONDS = 2.0  # a call asks for a pass; passes start at most this often
 IDLE_SECONDS = 30.0  # and one runs this often without calls
 NICENESS = 10  # the pass thread yields the cores to the agent's own work (Linux: per thread)
+EMBED_SECONDS = 3.0  # semantic layer: embedding after a pass, at most this long (then the next pass)
 
 
 @dataclass
@@ -187,6 +190,8 @@ class Freshener:
             lease = backfill.Lease(self._store)
             try:
                 report = backfill.backfill(self._store, list(self.roots), lease, stop=self._stop.is_set)
+                if report.ran and not report.lost and fusion.mode() != "off":
+                    self._embed(self._store)
             finally:
                 with contextlib.suppress(apsw.Error):
                     lease.release()  # `watch` or another server may take it between our passes
@@ -197,6 +202,15 @@ class Freshener:
             self._close_store()
         finally:
             self._passed.set()
+
+    def _embed(self, store: Store) -> None:
+        """Embed for a while under the lease we hold (one embedder at a time); when some is left,
+        the next pass comes after the usual gap instead of the idle wait."""
+        from journal_index import semantic
+
+        done = semantic.embed_pending(store, EMBED_SECONDS, list(self.roots), stop=self._stop.is_set).done
+        if not done:
+            self._wake.set()
 
     def status(self) -> dict[str, Any]:
         return {"passes": self.passes, "error": self.last_error}

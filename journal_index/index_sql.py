@@ -227,3 +227,12 @@ def previewed(store: Store) -> list[PreviewedFile]:
 
 def clear_preview(store: Store) -> None:
     store.conn.execute("DELETE FROM gc_preview")
+
+
+def write_vectors(store: Store, vectors: Sequence[tuple[int, bytes | None]]) -> None:
+    """The semantic layer's vectors (entry rowid, int8 bytes or None for "nothing to embed"),
+    each written only while its entry is still there (a pass may have forgotten it meanwhile);
+    inside the caller's transaction."""
+    for rowid, vector in vectors:
+        store.conn.execute("INSERT OR IGNORE INTO entry_vectors(entry, vector) SELECT rowid, ? FROM entries "
+                           "WHERE rowid = ?", (vector, rowid))

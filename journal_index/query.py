@@ -22,6 +22,7 @@ from journal_index.config import now_ms
 from journal_index.entry_text import call_summary, entry_text, searchable_text
 from journal_index.excerpt import Excerpt, make_excerpt
 from journal_index.formats import SUMMARY_KINDS, Entry, Root, ToolCall, get_format, open_journal
+from journal_index.fusion import fuse
 from journal_index.hits import (
     TIME_EXAMPLE,
     Filters,
@@ -216,6 +217,8 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
             ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
             # ordered by score, which is what the JSON shows: nothing reorders after this
             ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text, limit)
+            # where words fall short, what is nearest in meaning (the optional semantic layer)
+            ranked = fuse(store, ranked, question.raw, filters, limit)
         else:
             ranked = read_sql.newest_hits(store, filters.sql(), limit * 4)
         hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)

@@ -307,3 +307,52 @@ def index_totals(store: Store) -> IndexTotals:
         "SELECT format, count(*), coalesce(sum(entries), 0), coalesce(sum(cursor), 0) FROM files "
         "GROUP BY format ORDER BY format")}
     return IndexTotals(int(sessions), int(indexed_bytes), last_indexed, int(skipped), by_kind, by_agent)
+
+
+# -- the semantic layer's vectors (migration 0011; journal_index/vectors.py, semantic.py) ---------
+
+def _kinds_clause(kinds: Sequence[str]) -> Clause:
+    return f"e.kind IN ({','.join('?' * len(kinds))})", tuple(kinds)
+
+
+def unembedded_count(store: Store, kinds: Sequence[str]) -> int:
+    """How many entries of these kinds have no vector row yet."""
+    clause, params = _kinds_clause(kinds)
+    return int(store.value(f"SELECT count(*) FROM entries e LEFT JOIN entry_vectors v ON v.entry = e.rowid "
+                           f"WHERE v.entry IS NULL AND {clause}", params, default=0))
+
+
+def unembedded_hits(store: Store, kinds: Sequence[str], below: int | None, limit: int) -> list[Hit]:
+    """Entries of these kinds without a vector row, newest first (under rowid ``below``, if given)."""
+    clause, params = _kinds_clause(kinds)
+    under = "" if below is None else "AND e.rowid < ?"
+    rows = store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
+                      f"LEFT JOIN entry_vectors v ON v.entry = e.rowid WHERE v.entry IS NULL AND {clause} {under} "
+                      "ORDER BY e.rowid DESC LIMIT ?", [*params, *([] if below is None else [below]), limit])
+    return hits_of(rows)
+
+
+def vectors_since(store: Store, seq: int) -> list[tuple[int, int, int, bytes | None]]:
+    """(seq, entry rowid, file id, vector) of the vector rows written after ``seq``, in order."""
+    rows = store.rows("SELECT v.seq, v.entry, e.file_id, v.vector FROM entry_vectors v "
+                      "JOIN entries e ON e.rowid = v.entry WHERE v.seq > ? ORDER BY v.seq", (seq,))
+    return [(int(s), int(entry), int(file_id), blob) for s, entry, file_id, blob in rows]
+
+
+def has_vectors(store: Store) -> bool:
+    return store.one("SELECT 1 FROM entry_vectors WHERE vector IS NOT NULL LIMIT 1") is not None
+
+
+def file_ids(store: Store, where: Clause) -> list[int]:
+    """The journals (files.id) meeting conditions over ``f``."""
+    clause, params = where
+    return [int(r[0]) for r in store.rows(f"SELECT f.id FROM files f WHERE {clause}", list(params))]
+
+
+def hits_among(store: Store, rowids: Sequence[int], where: Clause) -> list[Hit]:
+    """Those of the entries ``rowids`` that still exist and meet ``where``."""
+    if not rowids:
+        return []
+    clause, params = where
+    return hits_of(store.rows(f"{_HITS}e.rowid IN ({','.join('?' * len(rowids))}) AND {clause}",
+                              [*rowids, *params]))

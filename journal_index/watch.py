@@ -37,7 +37,7 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
-from journal_index import backfill, indexer
+from journal_index import backfill, fusion, indexer
 from journal_index.counts import count
 from journal_index.formats import RootLike
 from journal_index.output import redacting
@@ -50,6 +50,7 @@ EVENT_TYPES: list[type[FileSystemEvent]] = [
 ]
 JOURNAL_SUFFIX = ".jsonl"
 QUIET, NORMAL, VERBOSE = 0, 1, 2
+EMBED_SECONDS = 2.0  # semantic layer: embedding runs in slices this long while nothing else is to do
 
 
 @dataclass
@@ -187,6 +188,9 @@ class Watcher:
         # path → the error last logged for it: a journal that fails the same way on every
         # rescan (a FIFO, an unreadable file) is logged once, and again only when that changes
         self._failing: dict[str, str] = {}
+        # The semantic layer (its extra installed): what was said is embedded while idle, under the lease.
+        self._embedding = fusion.mode() != "off"
+        self._embedded_all = False
 
     # -- lifecycle -------------------------------------------------------------
     def request_stop(self) -> None:
@@ -237,6 +241,9 @@ class Watcher:
                 wake_at = min(wake_at, self._renew_due())
                 if now >= self._renew_due():
                     self._guard(self._keep_lease)
+                    continue
+                if self._embedding and not self._embedded_all and not len(self.dirty):
+                    self._guard(self._embed)
                     continue
             self.dirty.wake.wait(timeout=max(0.0, wake_at - now))
             if self.stopping.is_set():
@@ -325,6 +332,7 @@ class Watcher:
             self._lease_lost()
             return
         self._first_backfill = False
+        self._embedded_all = self._embedded_all and not out.changed
         report = out.report
         if first:
             self.log.info(f"backfill: {out.done}/{out.total} journals, "
@@ -332,6 +340,18 @@ class Watcher:
                           f"{report.bytes / 1e6:.1f} MB in {elapsed:.2f} s")
         else:
             self.log.debug(f"rescan: {out.total} journals, {out.changed} changed, {elapsed * 1000:.0f} ms")
+
+    def _embed(self) -> None:
+        """A slice of embedding; a change to serve, the lease to renew or a stop cuts it short."""
+        from journal_index import semantic
+
+        renew_at = self._renew_due()
+        report = semantic.embed_pending(
+            self.store, EMBED_SECONDS, self.rooted,
+            stop=lambda: self.stopping.is_set() or bool(len(self.dirty)) or time.monotonic() >= renew_at)
+        self._embedded_all = report.done
+        if report.embedded:
+            self.log.debug(f"embedded {report.embedded} entries in {report.seconds * 1000:.0f} ms")
 
     def _serve_if_due(self) -> None:
         if len(self.dirty) and time.monotonic() - self.dirty.since >= self.options.debounce:
@@ -347,6 +367,7 @@ class Watcher:
                 continue
             self._log_result(indexer.index_file(self.store, path, self.rooted))
         self.passes += 1
+        self._embedded_all = False
         self.log.debug(f"pass {self.passes}: {len(paths)} journals in "
                        f"{(time.perf_counter() - started) * 1000:.0f} ms")
 
