@@ -8,15 +8,15 @@ eval's train split):
    * ``bm25`` and ``field``: the better of its light match (bm25 by FTS5) and its bulk match
      (bm25 computed here), each weighed by the field it is in — what was said, a call, tool
      output, a summary — in the table of the question's intent (BM25F-style, one table);
-   * ``coverage``: the share of the question's weight it holds (groups weighted by idf,
-     synonyms less), so a long output holding a few common words does not win;
-   * ``age``: damping over weeks.
+   * ``coverage``: the share of the question's weight it holds (groups weighted by idf, names
+     more, synonyms less), so a long output holding a few common words does not win;
+   * ``age`` and ``fresh``: damping over weeks, and over days as much as the question asks for now.
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
    close together), ``pairs`` (its word pairs as typed), ``call_named`` (a result whose call names
    the file or identifier asked about), ``question_turn`` (a question found in the journal, whose
    turn's reply then gets ``reply_link``: at least the question's score plus that weight), and
    ``copy`` (a reply pasting an earlier answer of ours, or repeating an older candidate), and
-   ``newest`` (asked for now: the newer of them, by their order in time; summaries none).
+   ``newest`` (asked for now: those close to the best, newest first; summaries left below).
 4. Hits are sorted by the sum; ``Hit.explain`` holds each factor's part of it.
 """
 
@@ -40,6 +40,7 @@ from journal_index.text_forms import PARTICLES, STOPWORDS
 DAY_MS = 86_400_000
 K1, B = 1.2, 0.75  # bm25's, as FTS5 uses them
 AGE_DAYS = 30.0
+FRESH_AGE_DAYS = 2.0  # asked for the current state, age counts in days too
 EPS = 1e-4  # the least a share or a bm25 counts for (its log stays finite)
 BULK_LEADS = 1  # bulk candidates are also found by the rarest concepts alone (a common word matches everything)
 FILL_MIN_GROUPS = 2  # a single precise word (an identifier) is not padded with partial matches
@@ -126,17 +127,20 @@ def _with_particles(meaningful: list[synonyms.Concept],
 
 def concepts(question: Question, stats: read_sql.Stats, store: Store, tokenize: Tokenize) -> list[_Concept]:
     """The question's meaningful concepts: stopwords, and words asking for freshness or for a
-    tool's output, dropped unless nothing else is left."""
+    tool's output, dropped unless nothing else is left; names (identifiers, files) weigh more."""
     groups = question.groups
     found = synonyms.concepts(groups, _lexicon(), tokenize)
     fresh = question.now >= 1.0
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
     intent = asking_now | OUTPUT_WORDS | (SAY_WORDS if question.names else frozenset())
     meaningful = [c for c in found if not _only(c, intent) and (c.alternatives or not _only(c, STOPWORDS))]
+    names = question.name_groups
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
         phrase = [t for g in concept.words for t in g]
         weight = read_sql.idf(stats.docs, read_sql.doc_count(store, verb or phrase, tokenize))
+        if len(concept.words) == 1 and concept.words[0] in names and verb is None:
+            weight *= _w("name")
         out.append(_Concept(phrase, concept.alternatives, weight))
     return out
 
@@ -183,6 +187,7 @@ def rank(store: Store, question: Question, filters: Filters, now: int, tokenize:
             "field": math.log(max(fields[best[2]], EPS)),
             "coverage": _w("coverage") * math.log(max(coverage, EPS)),
             "age": _w("age") * math.log1p(age_days / AGE_DAYS),
+            "fresh": _w("fresh") * question.now * math.log1p(age_days / FRESH_AGE_DAYS),
         }
         hit.score = sum(hit.explain.values())
     ranked = _sorted(list(found.values()))
@@ -313,9 +318,10 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
                     mine.explain = {"question": hit.score, "reply_link": _w("reply_link")}
                     mine.score = handed
             _set(hit, "question_turn", _w("question_turn"))
-    _newest_first(head + added, question.now)
     tail = [h for h in tail if h not in added]
     ordered = _one_per_entry(_sorted(head + added + tail), speaking)
+    _newest_first(ordered, question.now)
+    ordered = _sorted(ordered)
     echoed = echoes.originals(ordered, text_of, limit)
     copies = quoted | {h.rowid for h in ordered if id(h) in echoed}
     for hit in ordered:
@@ -324,18 +330,29 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
     return _sorted(ordered) if copies else ordered
 
 
-def _newest_first(head: list[Hit], now: float) -> None:
-    """Asked for the current state, the newer of the best statements count more, by their order
-    in time among them (a fact changed within one sitting: minutes apart, which age cannot tell).
-    A summary is written after the turns it sums up, so its being newer says nothing: it gets none."""
-    statements = [h for h in head if h.ts is not None and h.kind not in SUMMARY_KINDS]
-    dated = sorted({h.ts for h in statements if h.ts is not None})
-    if now <= 0 or len(dated) < 2:
+NEWEST_STEP = 0.01  # between two statements lifted by ``newest``: their order in time, nothing more
+
+
+def _newest_first(ordered: list[Hit], now: float) -> None:
+    """Asked for the current state, the statements scoring close to the best come newest first
+    (a fact changed; its latest statement is the answer, even minutes after the first, which age
+    cannot tell): ``newest`` lifts each of them to its place in that order, above the rest. How
+    close depends on how clearly the question asks for now (``newest_share`` of the best, in
+    score terms its log). Asked outright, a summary (always newer than what it sums up) is left
+    below them; asked in the present tense only, it keeps its place among them."""
+    if now <= 0 or not ordered:
         return
-    place = {ts: i / (len(dated) - 1) for i, ts in enumerate(dated)}
-    for hit in statements:
-        if hit.ts is not None:
-            _set(hit, "newest", _w("newest") * now * place[hit.ts])
+    share = 1 - (1 - _w("newest_share")) * now
+    best = max(h.score for h in ordered)
+    outright = now >= 1.0
+    good = [h for h in ordered
+            if h.score >= best + math.log(share) and not (outright and h.kind in SUMMARY_KINDS)]
+    statements = iter(sorted((h for h in good if h.kind not in SUMMARY_KINDS), key=lambda h: -(h.ts or 0)))
+    places = [h if h.kind in SUMMARY_KINDS else next(statements) for h in good]
+    for position, hit in enumerate(places):
+        _set(hit, "newest", 0.0)
+        target = best + (len(places) - position) * NEWEST_STEP
+        _set(hit, "newest", target - hit.score)
 
 
 def _one_per_entry(hits: list[Hit], speaking: set[int] | None = None) -> list[Hit]:

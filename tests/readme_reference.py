@@ -23,3 +23,18 @@ def cli_reference() -> str:
     for name in cli.list_commands(context):
         parts.append(f"### `journal-index {name}`\n\n```text\n{_help([name])}\n```\n")
     return "\n" + "\n".join(parts) + "\n"
+
+
+def ranking_weights() -> str:
+    """The ranking's weights as ``journal_index/ranking_weights.py`` holds them: the field table
+    per intent, then every feature's weight."""
+    from journal_index.ranking_weights import FIELD_NAMES, FITTED
+
+    fields: dict[str, dict[str, float]] = FITTED["fields"]  # type: ignore[assignment]
+    features: dict[str, float] = FITTED["features"]  # type: ignore[assignment]
+    lines = ["", "| intent | " + " | ".join(FIELD_NAMES) + " |", "|---|" + "---:|" * len(FIELD_NAMES)]
+    lines += [f"| {intent} | " + " | ".join(f"{row[name]:g}" for name in FIELD_NAMES) + " |"
+              for intent, row in fields.items()]
+    lines += ["", "| feature | weight |", "|---|---:|"]
+    lines += [f"| {name} | {value:g} |" for name, value in features.items()]
+    return "\n".join(lines) + "\n\n"
