@@ -48,7 +48,8 @@ class Hub:
     def snapshot(self) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
         """Every row of the hub but push times, in a stable order (to compare two pushes)."""
         journals = self.rows("SELECT host, journal, team, project, agent, session_id, path, cwd, name, started, "
-                             "last_ts, head_hash, pushed_offset, pushed_entries, digest FROM hub_journals ORDER BY 1, 2")
+                             "last_ts, head_hash, pushed_offset, pushed_entries, digest "
+                             "FROM hub_journals ORDER BY 1, 2")
         entries = self.rows('SELECT host, journal, "offset", team, project, entry_id, ts, kind, role, tool, '
                             'call_name, text, terms::text FROM hub_entries ORDER BY 1, 2, 3')
         return journals, entries
