@@ -4,6 +4,7 @@ with the project folder moved to where this host checked it out), and the CLI ru
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -36,7 +37,9 @@ def place_pi(home: Path, source: Path, cwd: str | None = None) -> Path:
 def moved_copy(source: Path, scratch: Path, cwd: str) -> Path:
     """A copy of a Claude Code or Codex journal whose folder is ``cwd`` (every line's)."""
     scratch.mkdir(parents=True, exist_ok=True)
-    old = first_cwd(source)
+    found = re.search(rb'"cwd":\s*"([^"]+)"', source.read_bytes())  # Codex keeps it inside its payload
+    assert found is not None, source
+    old = found.group(1).decode()
     target = scratch / source.name
     target.write_bytes(source.read_bytes().replace(old.encode(), cwd.encode()))
     return target
