@@ -187,11 +187,12 @@ def status_cmd(app: Any, hub: str | None, as_json: bool) -> None:
                 pushed = {str(p): int(n) for p, n in cur.fetchall()}
     except HubError as exc:
         hub_state["error"] = str(exc)
-    info = {"host": host_name(), "hub": hub_state, "lastPush": saved.last_push, "shares": [
+    listed: list[dict[str, Any]] = [
         {"folder": s.folder, "project": s.identity, "team": s.team, "sharedAt": s.shared_at,
          "journals": local[s.folder]["journals"], "entries": local[s.folder]["entries"],
          "pending": (max(0, local[s.folder]["entries"] - pushed.get(s.identity, 0))
-                     if hub_state["reachable"] else None)} for s in saved.shares]}
+                     if hub_state["reachable"] else None)} for s in saved.shares]
+    info = {"host": host_name(), "hub": hub_state, "lastPush": saved.last_push, "shares": listed}
     if as_json:
         _emit(info)
         return
@@ -199,7 +200,7 @@ def status_cmd(app: Any, hub: str | None, as_json: bool) -> None:
                                             else f"not reachable: {hub_state['error']}")]
     if not saved.shares:
         lines.append("nothing is shared (journal-index hub share PROJECT_DIR)")
-    for s in info["shares"]:
+    for s in listed:
         pending = "?" if s["pending"] is None else s["pending"]
         lines.append(f"shared {s['folder']} as {s['project']}" + (f" (team {s['team']})" if s["team"] else "")
                      + f": {s['journals']} journals, {s['entries']} entries, {pending} pending")

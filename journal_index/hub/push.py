@@ -39,6 +39,7 @@ def batch_size() -> int:
 
 @dataclass(frozen=True)
 class LocalJournal:
+    share: Share
     file_id: int
     path: str
     agent: str
@@ -48,7 +49,6 @@ class LocalJournal:
     started: int | None
     last_ts: int | None
     head_hash: str | None
-    share: Share
 
     @property
     def key(self) -> str:
@@ -81,7 +81,7 @@ def shared_journals(store: Store, shares: Sequence[Share]) -> list[LocalJournal]
         where, params = Scope("project", root=share.folder).sql("f")
         for row in store.rows("SELECT f.id, f.path, f.format, f.session_id, f.cwd, f.name, f.started, f.last_ts, "
                               f"f.head_hash FROM files f WHERE {where} ORDER BY f.path", params):
-            chosen[row[0]] = LocalJournal(*row, share=share)
+            chosen[row[0]] = LocalJournal(share, *row)
     return sorted(chosen.values(), key=lambda j: j.path)
 
 
@@ -214,7 +214,7 @@ def _push_journal(conn: Any, store: Store, reader: Reader, host: str, journal: L
     last_ts: int | None = None
     for start in range(0, len(pending), size):
         batch = pending[start:start + size]
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for hit in batch:
             text = reader.verified_text(hit)
             if text is None:

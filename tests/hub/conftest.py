@@ -43,7 +43,7 @@ class Hub:
 
     def rows(self, sql: str, params: tuple[object, ...] = (), member: str | None = None) -> list[tuple[object, ...]]:
         with psycopg.connect(self.url(member)) as conn:
-            return [tuple(r) for r in conn.execute(sql, params or None).fetchall()]  # type: ignore[arg-type]
+            return [tuple(r) for r in conn.execute(sql, params or None).fetchall()]
 
     def snapshot(self) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
         """Every row of the hub but push times, in a stable order (to compare two pushes)."""

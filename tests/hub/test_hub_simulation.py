@@ -57,7 +57,7 @@ def test_twenty_hosts_push_at_once_and_find_each_other(tmp_path: Path, hub: Hub)
     pushes = [machine.popen("hub", "push", "--json") for machine, *_ in hosts]
     outputs = [proc.communicate(timeout=600) for proc in pushes]
     seconds = time.perf_counter() - started
-    for proc, (out, err) in zip(pushes, outputs, strict=True):
+    for proc, (_out, err) in zip(pushes, outputs, strict=True):
         assert proc.returncode == 0, err
     reports = [json.loads(out) for out, _ in outputs]
     names = {machine.host for machine, *_ in hosts}
