@@ -256,6 +256,9 @@ def search_on_hub(words: tuple[str, ...], cwd: str | None, scope: str | None, se
         header = render.hit_header(shown(hit), render.PEOPLE)
         click.echo(render.DIM + header + render.RESET if color else header)
         click.echo("  " + render.highlight(hit.excerpt, hit.spans, color))
+        if hit.also_on:
+            more = f" and {len(hit.also_on) - 4} more" if len(hit.also_on) > 4 else ""
+            click.echo(redact(f"  (the same entry is also on {', '.join(hit.also_on[:4])}{more})"))
     click.echo("")
     best = result.hits[0]
     click.echo(redact(f"read one whole: journal-index read {render.short_entry_id(best.entry_id)} --hub"))

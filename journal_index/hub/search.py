@@ -20,6 +20,7 @@ from journal_index.hits import Hit, QueryError, iso
 from journal_index.hub.forms import TS_CONFIG, query_words, tsquery
 from journal_index.hub.identity import project_identity, related
 from journal_index.query import PAGE_CHARS
+from journal_index.ranking import match_quality
 from journal_index.sessions import FIRST_WORDS_CHARS, SessionRow
 from journal_index.text_forms import indexed_part
 
@@ -35,10 +36,12 @@ class HubHit(Hit):
     host: str = ""
     project: str = ""
     text: str = ""
+    digest: str = ""  # md5 of the whole text: copies are told apart by it
+    also_on: list[str] = field(default_factory=list)  # other hosts holding the same entry
 
     def as_json(self) -> dict[str, Any]:
         out = super().as_json()
-        out.update({"host": self.host, "project": self.project})
+        out.update({"host": self.host, "project": self.project, "alsoOn": self.also_on})
         del out["alsoIn"]
         return out
 
@@ -169,33 +172,70 @@ class HubResult:
                 "results": [h.as_json() for h in self.hits]}
 
 
+# A common word matches a large share of the hub: its newest SCORED_CANDIDATES matches are ranked
+# (reading every match's terms to rank it is what made such a search slow), as locally.
+SCORED_CANDIDATES = 2000
+# The text of a giant entry that can hold terms (text_forms.indexed_part, on the server).
+_SHOWN_TEXT = ("CASE WHEN length(e.text) > 65536 THEN left(e.text, 49152) || E'\\n' || right(e.text, 16384) "
+               "ELSE e.text END")
+
+
+def _scored(conn: Any, q: str, where: str, params: list[Any], now: int, fetch: int,
+            complete: bool) -> list[HubHit]:
+    sql = (f"WITH c AS (SELECT e.host, e.journal, e.\"offset\" FROM hub_entries e JOIN hub_journals j "
+           f"ON j.host = e.host AND j.journal = e.journal WHERE e.terms @@ to_tsquery('{TS_CONFIG}', %s) "
+           f"AND {where} ORDER BY e.ts DESC NULLS LAST LIMIT {SCORED_CANDIDATES}) "
+           f"{_SELECT.replace('e.text,', _SHOWN_TEXT + ',')}, ts_rank_cd(e.terms, q, 1) * {_KIND_WEIGHT} "
+           f"/ (1 + greatest(0, %s - coalesce(e.ts, 0)) / 86400000.0 / {AGE_DAYS}) AS score, md5(e.text) "
+           "FROM c JOIN hub_entries e ON e.host = c.host AND e.journal = c.journal AND e.\"offset\" = c.\"offset\" "
+           "JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
+           f"CROSS JOIN to_tsquery('{TS_CONFIG}', %s) q ORDER BY score DESC, e.ts DESC LIMIT %s")
+    hits = []
+    for row in _rows(conn, sql, [q, *params, now, q, fetch]):
+        hit = _hit(row, float(row[14]), complete)
+        hit.digest = str(row[15])
+        hits.append(hit)
+    return hits
+
+
+def _collapse(hits: list[HubHit], limit: int) -> list[HubHit]:
+    """Copies of one entry (one journal pushed from several hosts, forks) take one slot; the
+    other hosts are named on it."""
+    out: list[HubHit] = []
+    first: dict[tuple[str, str, str], HubHit] = {}
+    for hit in hits:
+        key = (hit.entry_id, hit.kind, hit.digest or hit.text)
+        seen = first.get(key)
+        if seen is not None:
+            if hit.host != seen.host and hit.host not in seen.also_on:
+                seen.also_on.append(hit.host)
+            continue
+        if len(out) < limit:
+            first[key] = hit
+            out.append(hit)
+    return out
+
+
 def search(conn: Any, query: str, filters: HubFilters, limit: int = 10, now: int | None = None) -> HubResult:
     """The best ``limit`` entries for ``query``: every word first (AND), then any (OR), by
-    weighted rank × kind weight, damped by age; no words: the newest."""
+    weighted rank × kind weight, damped by age; no words: the newest. Copies count once."""
     if limit < 1:
         raise QueryError("limit must be at least 1")
     where, params = filters.sql()
-    base = f"{_SELECT} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
     now = now if now is not None else now_ms()
+    fetch = min(CANDIDATES, limit * 20)
     all_q = tsquery(query, True)
     if all_q is None:
-        rows = _rows(conn, f"{base} WHERE {where} ORDER BY e.ts DESC NULLS LAST LIMIT %s", [*params, limit])
-        return HubResult("all", None, filters.scope, [_hit(r) for r in rows])
-    scored = (f"{_SELECT}, ts_rank_cd(e.terms, q, 1) * {_KIND_WEIGHT} "
-              f"/ (1 + greatest(0, %s - coalesce(e.ts, 0)) / 86400000.0 / {AGE_DAYS}) AS score "
-              "FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
-              f"CROSS JOIN to_tsquery('{TS_CONFIG}', %s) q "
-              f"WHERE e.terms @@ q AND {where} ORDER BY score DESC, e.ts DESC LIMIT %s")
-    hits = [_hit(r, float(r[14])) for r in _rows(conn, scored, [now, all_q, *params, limit])]
-    if len(hits) < limit:
-        any_q = tsquery(query, False)
-        seen = {(h.host, h.path, h.offset) for h in hits}
-        more = [_hit(r, float(r[14]), complete=False) for r in _rows(conn, scored, [now, any_q, *params, CANDIDATES])]
-        hits += [h for h in more if (h.host, h.path, h.offset) not in seen][: limit - len(hits)]
-    match = "none" if not hits else "all" if all(h.complete for h in hits) else "any"
-    hint = None
-    if match == "any":
-        hint = "no entry holds every word; these hold some of them"
+        base = f"{_SELECT} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
+        rows = _rows(conn, f"{base} WHERE {where} ORDER BY e.ts DESC NULLS LAST LIMIT %s", [*params, fetch])
+        return HubResult("all", None, filters.scope, _collapse([_hit(r) for r in rows], limit))
+    hits = _collapse(_scored(conn, all_q, where, params, now, fetch, True), limit)
+    any_q = tsquery(query, False)
+    if len(hits) < limit and any_q != all_q and any_q is not None:
+        more = _scored(conn, any_q, where, params, now, fetch, False)
+        keys = {(h.host, h.path, h.offset) for h in hits}
+        hits = _collapse(hits + [h for h in more if (h.host, h.path, h.offset) not in keys], limit)
+    match, hint = match_quality(hits)  # as locally: "all" when some hits hold every word
     tokenizer = _tokenizer()
 
     def tokenize(text: str) -> list[str]:

@@ -215,3 +215,14 @@ def test_forget_a_project(tmp_path: Path, hub: Hub) -> None:
     assert hub.rows("SELECT count(*) FROM hub_entries WHERE project = %s", (PRJCT,))[0][0] != 0
     machine.run("hub", "forget", "laptop")
     assert hub.rows("SELECT count(*) FROM hub_entries")[0][0] == 0
+
+
+def test_copies_pushed_from_two_hosts_take_one_slot(tmp_path: Path, hub: Hub) -> None:
+    laptop, desk = corpus_host(tmp_path, hub), corpus_host(tmp_path, hub, "carol", "desk")
+    for machine in (laptop, desk):
+        machine.run("hub", "share", PRJCT)
+        machine.run("hub", "push")
+    found = laptop.json("search", "alembic", "migration", "--hub", "--cwd", PRJCT, "--limit", "20")["results"]
+    assert len(found) > 3
+    assert len({(h["entryId"], h["kind"]) for h in found}) == len(found)
+    assert all({h["host"], *h["alsoOn"]} == {"laptop", "desk"} for h in found)
