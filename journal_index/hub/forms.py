@@ -35,5 +35,9 @@ def query_words(query: str) -> list[list[str]]:
 
 
 def clean(text: str | None) -> str | None:
-    """PostgreSQL text holds no NUL character."""
-    return None if text is None else text.replace("\x00", "\ufffd")
+    """PostgreSQL text holds no NUL character, and UTF-8 no lone surrogate."""
+    if text is None:
+        return None
+    if not text.isascii():
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text.replace("\x00", "\ufffd")

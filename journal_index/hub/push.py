@@ -142,14 +142,14 @@ ON CONFLICT (host, journal) DO UPDATE SET
 
 _UPSERT_ENTRY = f"""
 INSERT INTO hub_entries (host, journal, "offset", team, project, entry_id, ts, kind, role, tool, call_name, text,
-                         terms)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+                         chars, digest, terms)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
         setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || setweight(to_tsvector('{TS_CONFIG}', %s), 'B')
         || setweight(to_tsvector('{TS_CONFIG}', %s), 'D'))
 ON CONFLICT (host, journal, "offset") DO UPDATE SET
     team = EXCLUDED.team, project = EXCLUDED.project, entry_id = EXCLUDED.entry_id, ts = EXCLUDED.ts,
     kind = EXCLUDED.kind, role = EXCLUDED.role, tool = EXCLUDED.tool, call_name = EXCLUDED.call_name,
-    text = EXCLUDED.text, terms = EXCLUDED.terms
+    text = EXCLUDED.text, chars = EXCLUDED.chars, digest = EXCLUDED.digest, terms = EXCLUDED.terms
 """
 
 
@@ -170,7 +170,8 @@ def _entry_row(host: str, journal: LocalJournal, team: str, hit: Hit, text: str)
     name = journal.name and redact(journal.name)
     body = clean(text) or ""
     return (host, journal.key, hit.offset, team, journal.share.identity, clean(redact(hit.entry_id)), hit.ts,
-            hit.kind, hit.role, tool, call, body,
+            hit.kind, hit.role, tool, call, body, len(body),
+            hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest(),
             document_form(" ".join(p for p in (tool, call) if p)), document_form(name), document_form(body))
 
 

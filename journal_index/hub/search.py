@@ -36,7 +36,7 @@ class HubHit(Hit):
     host: str = ""
     project: str = ""
     text: str = ""
-    digest: str = ""  # md5 of the whole text: copies are told apart by it
+    digest: str = ""  # a hash of the whole text: copies are told apart by it
     also_on: list[str] = field(default_factory=list)  # other hosts holding the same entry
 
     def as_json(self) -> dict[str, Any]:
@@ -176,20 +176,25 @@ class HubResult:
 # (reading every match's terms to rank it is what made such a search slow), as locally.
 SCORED_CANDIDATES = 2000
 # The text of a giant entry that can hold terms (text_forms.indexed_part, on the server).
-_SHOWN_TEXT = ("CASE WHEN length(e.text) > 65536 THEN left(e.text, 49152) || E'\\n' || right(e.text, 16384) "
-               "ELSE e.text END")
+_SHOWN_TEXT = ("CASE WHEN e.chars > 65536 THEN substr(e.text, 1, 49152) || E'\\n' "
+               "|| substr(e.text, e.chars - 16383) ELSE e.text END")
 
 
 def _scored(conn: Any, q: str, where: str, params: list[Any], now: int, fetch: int,
             complete: bool) -> list[HubHit]:
+    # Rank the candidates on their terms alone; read the text (detoasted, maybe long) of the
+    # ``fetch`` best only.
+    key = "e.host = c.host AND e.journal = c.journal AND e.\"offset\" = c.\"offset\""
     sql = (f"WITH c AS (SELECT e.host, e.journal, e.\"offset\" FROM hub_entries e JOIN hub_journals j "
            f"ON j.host = e.host AND j.journal = e.journal WHERE e.terms @@ to_tsquery('{TS_CONFIG}', %s) "
-           f"AND {where} ORDER BY e.ts DESC NULLS LAST LIMIT {SCORED_CANDIDATES}) "
-           f"{_SELECT.replace('e.text,', _SHOWN_TEXT + ',')}, ts_rank_cd(e.terms, q, 1) * {_KIND_WEIGHT} "
-           f"/ (1 + greatest(0, %s - coalesce(e.ts, 0)) / 86400000.0 / {AGE_DAYS}) AS score, md5(e.text) "
-           "FROM c JOIN hub_entries e ON e.host = c.host AND e.journal = c.journal AND e.\"offset\" = c.\"offset\" "
-           "JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
-           f"CROSS JOIN to_tsquery('{TS_CONFIG}', %s) q ORDER BY score DESC, e.ts DESC LIMIT %s")
+           f"AND {where} ORDER BY e.ts DESC NULLS LAST LIMIT {SCORED_CANDIDATES}), "
+           f"r AS (SELECT c.host, c.journal, c.\"offset\", ts_rank_cd(e.terms, q, 1) * {_KIND_WEIGHT} "
+           f"/ (1 + greatest(0, %s - coalesce(e.ts, 0)) / 86400000.0 / {AGE_DAYS}) AS score "
+           f"FROM c JOIN hub_entries e ON {key} CROSS JOIN to_tsquery('{TS_CONFIG}', %s) q "
+           "ORDER BY score DESC, e.ts DESC LIMIT %s) "
+           f"{_SELECT.replace('e.text,', _SHOWN_TEXT + ',')}, c.score, e.digest "
+           f"FROM r AS c JOIN hub_entries e ON {key} JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
+           "ORDER BY c.score DESC, e.ts DESC")
     hits = []
     for row in _rows(conn, sql, [q, *params, now, q, fetch]):
         hit = _hit(row, float(row[14]), complete)
@@ -235,7 +240,8 @@ def search(conn: Any, query: str, filters: HubFilters, limit: int = 10, now: int
         more = _scored(conn, any_q, where, params, now, fetch, False)
         keys = {(h.host, h.path, h.offset) for h in hits}
         hits = _collapse(hits + [h for h in more if (h.host, h.path, h.offset) not in keys], limit)
-    match, hint = match_quality(hits)  # as locally: "all" when some hits hold every word
+    shown: list[Hit] = list(hits)
+    match, hint = match_quality(shown)  # as locally: "all" when some hits hold every word
     tokenizer = _tokenizer()
 
     def tokenize(text: str) -> list[str]:

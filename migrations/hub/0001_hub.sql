@@ -64,6 +64,8 @@ CREATE TABLE hub_entries (
     tool      text,
     call_name text,                    -- the call a tool result answers
     text      text NOT NULL,           -- redacted
+    chars     integer NOT NULL,        -- length of the text: a giant's head and tail are cut without reading it whole
+    digest    text NOT NULL,           -- a hash of the text: copies pushed from several hosts are told by it
     terms     tsvector NOT NULL,
     PRIMARY KEY (host, journal, "offset"),
     FOREIGN KEY (host, journal) REFERENCES hub_journals (host, journal) ON DELETE CASCADE

@@ -51,7 +51,7 @@ class Hub:
                              "last_ts, head_hash, pushed_offset, pushed_entries, digest "
                              "FROM hub_journals ORDER BY 1, 2")
         entries = self.rows('SELECT host, journal, "offset", team, project, entry_id, ts, kind, role, tool, '
-                            'call_name, text, terms::text FROM hub_entries ORDER BY 1, 2, 3')
+                            'call_name, text, chars, digest, terms::text FROM hub_entries ORDER BY 1, 2, 3')
         return journals, entries
 
 
