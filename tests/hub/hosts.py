@@ -98,6 +98,16 @@ class HostHome:
     def json(self, *args: str) -> Any:
         return json.loads(self.run(*args, "--json").stdout)
 
+    def quick_json(self, *args: str) -> Any:
+        """The same command run in this process (no interpreter start-up), for read-only commands."""
+        from click.testing import CliRunner
+
+        from journal_index.cli import cli
+
+        result = CliRunner().invoke(cli, [*args, "--json"], env=self.env)
+        assert result.exit_code == 0, (args, result.output)
+        return json.loads(result.output)
+
     def popen(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(self.command(*args), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, stdin=subprocess.DEVNULL, cwd=self.home)
