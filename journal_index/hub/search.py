@@ -36,6 +36,7 @@ class HubHit(Hit):
     host: str = ""
     project: str = ""
     text: str = ""
+    journal: str = ""
     digest: str = ""  # a hash of the whole text: copies are told apart by it
     also_on: list[str] = field(default_factory=list)  # other hosts holding the same entry
 
@@ -149,10 +150,13 @@ _SELECT = ("SELECT e.entry_id, e.ts, e.kind, e.role, e.tool, e.\"offset\", j.pat
            "e.host, e.project, e.text, e.journal")
 
 
+_KEYS_ONLY = _SELECT.replace("e.text,", "''::text,")  # the text is read for the hits shown only
+
+
 def _hit(row: tuple[Any, ...], score: float = 0.0, complete: bool = True) -> HubHit:
-    entry_id, ts, kind, role, tool, offset, path, session_id, cwd, agent, host, project, text, _journal = row[:14]
+    entry_id, ts, kind, role, tool, offset, path, session_id, cwd, agent, host, project, text, journal = row[:14]
     return HubHit(0, entry_id, ts, kind, role, tool, offset, 0, path or "", session_id, cwd, agent,
-                  score=score, complete=complete, host=host, project=project, text=text)
+                  score=score, complete=complete, host=host, project=project, text=text, journal=journal)
 
 
 def _tokenizer() -> Any:
@@ -182,8 +186,8 @@ _SHOWN_TEXT = ("CASE WHEN e.chars > 65536 THEN substr(e.text, 1, 49152) || E'\\n
 
 def _scored(conn: Any, q: str, where: str, params: list[Any], now: int, fetch: int,
             complete: bool) -> list[HubHit]:
-    # Rank the candidates on their terms alone; read the text (detoasted, maybe long) of the
-    # ``fetch`` best only.
+    # Rank the candidates on their terms alone; their texts (detoasted, maybe long) are read
+    # for the hits shown only (_fill_texts).
     key = "e.host = c.host AND e.journal = c.journal AND e.\"offset\" = c.\"offset\""
     sql = (f"WITH c AS (SELECT e.host, e.journal, e.\"offset\" FROM hub_entries e JOIN hub_journals j "
            f"ON j.host = e.host AND j.journal = e.journal WHERE e.terms @@ to_tsquery('{TS_CONFIG}', %s) "
@@ -192,7 +196,7 @@ def _scored(conn: Any, q: str, where: str, params: list[Any], now: int, fetch: i
            f"/ (1 + greatest(0, %s - coalesce(e.ts, 0)) / 86400000.0 / {AGE_DAYS}) AS score "
            f"FROM c JOIN hub_entries e ON {key} CROSS JOIN to_tsquery('{TS_CONFIG}', %s) q "
            "ORDER BY score DESC, e.ts DESC LIMIT %s) "
-           f"{_SELECT.replace('e.text,', _SHOWN_TEXT + ',')}, c.score, e.digest "
+           f"{_KEYS_ONLY}, c.score, e.digest "
            f"FROM r AS c JOIN hub_entries e ON {key} JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
            "ORDER BY c.score DESC, e.ts DESC")
     hits = []
@@ -201,6 +205,19 @@ def _scored(conn: Any, q: str, where: str, params: list[Any], now: int, fetch: i
         hit.digest = str(row[15])
         hits.append(hit)
     return hits
+
+
+def _fill_texts(conn: Any, hits: list[HubHit]) -> None:
+    """The text of each hit that can hold terms (a giant's head and tail), in one query."""
+    if not hits:
+        return
+    rows = _rows(conn, f"SELECT e.host, e.journal, e.\"offset\", {_SHOWN_TEXT} FROM hub_entries e "
+                       "JOIN unnest(%s::text[], %s::text[], %s::bigint[]) AS k(host, journal, off) "
+                       "ON e.host = k.host AND e.journal = k.journal AND e.\"offset\" = k.off",
+                 [[h.host for h in hits], [h.journal for h in hits], [h.offset for h in hits]])
+    texts = {(host, journal, offset): text for host, journal, offset, text in rows}
+    for hit in hits:
+        hit.text = texts.get((hit.host, hit.journal, hit.offset), "")
 
 
 def _collapse(hits: list[HubHit], limit: int) -> list[HubHit]:
@@ -242,6 +259,7 @@ def search(conn: Any, query: str, filters: HubFilters, limit: int = 10, now: int
         hits = _collapse(hits + [h for h in more if (h.host, h.path, h.offset) not in keys], limit)
     shown: list[Hit] = list(hits)
     match, hint = match_quality(shown)  # as locally: "all" when some hits hold every word
+    _fill_texts(conn, hits)
     tokenizer = _tokenizer()
 
     def tokenize(text: str) -> list[str]:
