@@ -8,6 +8,7 @@ what a member sees: no query here names a team.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,8 +160,10 @@ def _hit(row: tuple[Any, ...], score: float = 0.0, complete: bool = True) -> Hub
                   score=score, complete=complete, host=host, project=project, text=text, journal=journal)
 
 
+@functools.cache
 def _tokenizer() -> Any:
-    # The excerpt finds the query's terms as the local index would tokenize them.
+    # The excerpt finds the query's terms as the local index would tokenize them (one in-memory
+    # SQLite connection per process: making it costs more than a small search).
     return apsw.Connection(":memory:").fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
 
 
