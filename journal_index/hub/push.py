@@ -243,6 +243,10 @@ def push(conn: Any, store: Store, shares: Sequence[Share], host: str,
     started = time.perf_counter()
     report = PushReport(host)
     claim_host(conn, host)
+    # One push per host at a time (watch and a manual push): a second one waits. A session lock,
+    # so a killed push's connection gives it back when the server notices the socket closed.
+    conn.execute("SELECT pg_advisory_lock(hashtext('journal-index push ' || %s))", (host,))
+    conn.commit()
     teams = my_teams(conn)
     team_by_folder = {share.folder: team_of(share, teams) for share in shares}
     reader = Reader(store, roots)
