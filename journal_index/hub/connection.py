@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from typing import Any
 
 from journal_index.redact import redact
@@ -37,6 +36,8 @@ def hub_url(given: str | None, saved: str | None = None) -> str:
 
 def host_name() -> str:
     """This machine's name on the hub: $JOURNAL_INDEX_HOST, else the host name."""
+    import socket  # here: the CLI's start-up does not pay for it
+
     return os.environ.get(HOST_ENV) or socket.gethostname()
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import PurePosixPath
 
 from journal_index.formats import normalize_cwd
@@ -36,6 +35,8 @@ def normalize_remote(remote: str) -> str:
 
 
 def _git(folder: str, *args: str) -> str | None:
+    import subprocess  # here: the CLI's start-up does not pay for it
+
     try:
         done = subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=GIT_SECONDS,
                               stdin=subprocess.DEVNULL)

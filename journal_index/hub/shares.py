@@ -9,7 +9,6 @@ in ``$XDG_CONFIG_HOME/journal-index/hub.json`` (``~/.config/…``), next to noth
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +63,8 @@ def load() -> Registry:
 
 def save(registry: Registry) -> None:
     """Write the list whole (a new file renamed over the old: never half written)."""
+    import tempfile  # here: the CLI's start-up does not pay for it
+
     path = registry_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"shares": [asdict(s) for s in registry.shares], "hub": registry.hub, "lastPush": registry.last_push}
