@@ -41,8 +41,8 @@ class HubHit(Hit):
     digest: str = ""  # a hash of the whole text: copies are told apart by it
     also_on: list[str] = field(default_factory=list)  # other hosts holding the same entry
 
-    def as_json(self) -> dict[str, Any]:
-        out = super().as_json()
+    def as_json(self, explain: bool = False) -> dict[str, Any]:
+        out = super().as_json(explain)
         out.update({"host": self.host, "project": self.project, "alsoOn": self.also_on})
         del out["alsoIn"]
         return out
