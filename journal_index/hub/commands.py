@@ -160,7 +160,7 @@ def push_cmd(app: Any, hub: str | None, as_json: bool) -> None:
 @hub_errors
 def status_cmd(app: Any, hub: str | None, as_json: bool) -> None:
     """What is shared, what is pending, and the last push."""
-    from journal_index.hub.push import shared_journals
+    from journal_index.hub.push import local_entries, pushed_by_project, shared_journals
     from journal_index.store import open_store
 
     saved = registry.load()
@@ -169,7 +169,7 @@ def status_cmd(app: Any, hub: str | None, as_json: bool) -> None:
     if os.path.exists(app.db_path) and saved.shares:
         store = open_store(app.db_path)
         try:
-            journals = [(j, store.value("SELECT count(*) FROM entries WHERE file_id = ?", (j.file_id,), 0))
+            journals = [(j, local_entries(store, j.file_id))
                         for j in shared_journals(store, saved.shares)]
         finally:
             store.close()
@@ -181,10 +181,7 @@ def status_cmd(app: Any, hub: str | None, as_json: bool) -> None:
     try:
         with hub_connection(hub) as (conn, url):
             hub_state.update(url=shown_url(url), reachable=True)
-            with conn.cursor() as cur:
-                cur.execute("SELECT project, sum(pushed_entries) FROM hub_journals WHERE host = %s GROUP BY project",
-                            (host_name(),))
-                pushed = {str(p): int(n) for p, n in cur.fetchall()}
+            pushed = pushed_by_project(conn, host_name())
     except HubError as exc:
         hub_state["error"] = str(exc)
     listed: list[dict[str, Any]] = [

@@ -85,6 +85,11 @@ def shared_journals(store: Store, shares: Sequence[Share]) -> list[LocalJournal]
     return sorted(chosen.values(), key=lambda j: j.path)
 
 
+def local_entries(store: Store, file_id: int) -> int:
+    """How many entries the local index holds of one journal."""
+    return int(store.value("SELECT count(*) FROM entries WHERE file_id = ?", (file_id,), 0))
+
+
 def _chain(digest: str, hit: Hit) -> str:
     return hashlib.sha256(f"{digest}|{hit.offset}|{hit.entry_id}".encode()).hexdigest()[:32]
 
@@ -273,3 +278,12 @@ def forget(conn: Any, what: str) -> tuple[int, int]:
         cur.execute("DELETE FROM hub_hosts WHERE host = %s AND NOT EXISTS "
                     "(SELECT 1 FROM hub_journals j WHERE j.host = hub_hosts.host)", (what,))
     return journals, entries
+
+
+def pushed_by_project(conn: Any, host: str) -> dict[str, int]:
+    """How many entries the hub holds from ``host``, by project (as its cursors say)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT project, sum(pushed_entries) FROM hub_journals WHERE host = %s GROUP BY project", (host,))
+        found = {str(p): int(n) for p, n in cur.fetchall()}
+    conn.rollback()
+    return found
