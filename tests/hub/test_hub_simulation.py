@@ -69,7 +69,8 @@ def test_twenty_hosts_push_at_once_and_find_each_other(tmp_path: Path, hub: Hub)
     assert hub.rows("SELECT count(*) FROM hub_entries WHERE text LIKE '%simprivatemark%'")[0][0] == 0
     total = hub.rows("SELECT count(*) FROM hub_entries")[0][0]
     assert total == sum(per_host.values())
-    print(f"\nsimulation: {HOSTS} hosts pushed {total} entries "
+    journals = hub.rows("SELECT count(*) FROM hub_journals")[0][0]
+    print(f"\nsimulation: {HOSTS} hosts pushed {total} entries of {journals} journals "
           f"({sum(r['bytes'] for r in reports) / 1e6:.1f} MB of journal) concurrently in {seconds:.1f} s")
     agents = {r[0] for r in hub.rows("SELECT DISTINCT agent FROM hub_journals")}
     assert agents == {"pi", "claude", "codex"}
