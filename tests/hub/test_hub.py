@@ -226,3 +226,17 @@ def test_copies_pushed_from_two_hosts_take_one_slot(tmp_path: Path, hub: Hub) ->
     assert len(found) > 3
     assert len({(h["entryId"], h["kind"]) for h in found}) == len(found)
     assert all({h["host"], *h["alsoOn"]} == {"laptop", "desk"} for h in found)
+
+
+def test_status_in_words_and_init_only_by_the_owner(tmp_path: Path, hub: Hub) -> None:
+    machine = corpus_host(tmp_path, hub)
+    machine.run("hub", "share", PRJCT)
+    text = machine.run("hub", "status").stdout
+    assert f"shared {PRJCT} as {PRJCT}" in text and "pending" in text and "last push: never" in text
+    machine.run("hub", "push")
+    after = machine.run("hub", "status").stdout
+    assert ", 0 pending" in after and "last push: 20" in after
+    refused = machine.run("hub", "init", check=False)  # alice owns nothing on the hub
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+    owner = machine.run("hub", "init", "--hub", hub.url())
+    assert "schema version 1" in owner.stdout
