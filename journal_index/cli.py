@@ -33,6 +33,7 @@ from journal_index.config import (
 )
 from journal_index.conversation import MAX_CONTEXT
 from journal_index.counts import count
+from journal_index.hub import commands as hub
 from journal_index.redact import redact_with_hits
 from journal_index.scope import resolve_scope
 from journal_index.service import ReadRequest, Request, Service
@@ -143,11 +144,14 @@ def rebuild_cmd(app: App, as_json: bool) -> None:
               help="Skip this many results: the next page of the same ranked list.")
 @click.option("--explain", is_flag=True, help="Show each ranking factor's part of every hit's score.")
 @json_option
+@hub.hub_flag
 @with_app
 def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | None, session_id: str | None,
                agents: tuple[str, ...], since: int | None, until: int | None, kinds: tuple[str, ...], limit: int,
-               offset: int, explain: bool, as_json: bool) -> None:
+               offset: int, explain: bool, as_json: bool, on_hub: bool) -> None:
     """Find entries by words (all words first, then most of them); no words lists the newest."""
+    if on_hub:
+        return hub.search_on_hub(words, cwd, scope, session_id, agents, since, until, kinds, limit, as_json)
     service = app.service()
     request = Request(" ".join(words), scope, session_id, agents, kinds, since, until, limit, offset)
     with app.store().time_limit(QUERY_SECONDS):
@@ -180,11 +184,14 @@ def search_cmd(app: App, words: tuple[str, ...], cwd: str | None, scope: str | N
 @click.option("--scope", type=click.Choice(SCOPES), default="global", show_default=True,
               help="Where to look for the entry.")
 @json_option
+@hub.hub_flag
 @with_app
 def read_cmd(app: App, entry_id: str | None, session_id: str | None, context: int | None, offset: int,
-             cwd: str | None, scope: str, as_json: bool) -> None:
+             cwd: str | None, scope: str, as_json: bool, on_hub: bool) -> None:
     """Read one entry verbatim (redacted), 16,000 characters a page; with --context N, in its place
     in the conversation; with --session and no ENTRY_ID, a whole session."""
+    if on_hub:
+        return hub.read_on_hub(entry_id, session_id, context, offset, cwd, scope, as_json)
     if entry_id is None and not session_id:
         raise click.UsageError("read needs an ENTRY_ID, or --session ID to read a whole session")
     if context is not None and (entry_id is None or offset):
@@ -227,14 +234,18 @@ def summaries_cmd(app: App, cwd: str | None, scope: str | None, session_id: str 
 @filter_options
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help="How many sessions.")
 @json_option
+@hub.hub_flag
 @with_app
 def sessions_cmd(app: App, cwd: str | None, scope: str | None, session_id: str | None, agents: tuple[str, ...],
-                 since: int | None, until: int | None, kinds: tuple[str, ...], limit: int, as_json: bool) -> None:
+                 since: int | None, until: int | None, kinds: tuple[str, ...], limit: int, as_json: bool,
+                 on_hub: bool) -> None:
     """List sessions, newest activity first: agent, id, start, last activity, entries, first user words.
 
     A session is listed when its time span meets --since/--until and, with --kind, when it holds
     an entry of that kind.
     """
+    if on_hub:
+        return hub.sessions_on_hub(cwd, scope, session_id, agents, since, until, kinds, limit, as_json)
     request = Request("", scope, session_id, agents, kinds, since, until, limit)
     found, resolved = app.service().sessions(request, app.caller(cwd))
     filters, note = resolved.filters, resolved.note
@@ -356,7 +367,8 @@ def serve_cmd(app: App, host: str, port: int, no_open: bool) -> None:
     sys.exit(serve(Service(app.store(), app.roots), host, port, open_browser=not no_open))
 
 
-for _command in (cli_agent.tool_cmd, cli_agent.mcp_cmd, cli_agent.watch_cmd, cli_agent.gc_cmd, cli_agent.service_cmd):
+for _command in (cli_agent.tool_cmd, cli_agent.mcp_cmd, cli_agent.watch_cmd, cli_agent.gc_cmd, cli_agent.service_cmd,
+                 hub.hub):
     cli.add_command(_command)
 
 

@@ -40,6 +40,7 @@ from watchdog.observers import Observer
 from journal_index import backfill, fusion, indexer
 from journal_index.counts import count
 from journal_index.formats import RootLike
+from journal_index.hub.watch_push import HubPusher
 from journal_index.output import redacting
 from journal_index.store import BROKEN_INDEX, Store, recover
 
@@ -191,6 +192,7 @@ class Watcher:
         # The semantic layer (its extra installed): what was said is embedded while idle, under the lease.
         self._embedding = fusion.mode() != "off"
         self._embedded_all = False
+        self.hub = HubPusher(log.error, log.info)  # pushes the shared projects when a hub is configured
 
     # -- lifecycle -------------------------------------------------------------
     def request_stop(self) -> None:
@@ -234,6 +236,7 @@ class Watcher:
             now = time.monotonic()
             if now >= next_rescan:
                 self._guard(self._rescan)
+                self._guard(lambda: self.hub.maybe_push(self.store, self.rooted))
                 next_rescan = time.monotonic() + self.options.rescan
                 continue
             wake_at = next_rescan
@@ -253,6 +256,7 @@ class Watcher:
                 self.stopping.wait(max(0.0, self.dirty.since + self.options.debounce - time.monotonic()))
                 if not self.stopping.is_set():
                     self._guard(self._serve)
+                    self._guard(lambda: self.hub.maybe_push(self.store, self.rooted))
 
     def _guard(self, step: Any) -> None:
         """Run one pass; a failing pass is logged, never fatal (the next one retries)."""

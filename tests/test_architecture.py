@@ -14,7 +14,9 @@ MAX_LINES = 600
 INDEXING = {"indexer", "journal_pass", "journal_blocks", "index_workers", "backfill", "extract", "watch",
             "freshness", "gc"}
 # The data-access layer: the only modules whose strings are SQL statements (migrations aside).
-SQL_MODULES = {"store", "index_sql", "read_sql"}
+SQL_MODULES = {"store", "index_sql", "read_sql",
+               # the team hub's own database (PostgreSQL): its schema, its writes, its reads
+               "hub.schema", "hub.push", "hub.search"}
 _STATEMENT = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL TABLE))\b")
 QUERY = {"query", "conversation", "sessions", "ranking", "excerpt", "hits", "render", "echoes", "entry_text",
          "text_forms", "synonyms", "call_sites", "scope"}

@@ -18,8 +18,10 @@ def test_wheel_contains_migrations_and_demo_journals(tmp_path: Path) -> None:
                    check=True, capture_output=True, timeout=600)
     wheel = next(tmp_path.glob("journal_index-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    migrations = sorted(n for n in names if n.startswith("journal_index/migrations/"))
+    migrations = sorted(n for n in names if n.startswith("journal_index/migrations/") and n.count("/") == 2)
     assert [Path(n).name for n in migrations] == sorted(p.name for p in (REPO / "migrations").glob("*.sql"))
+    hub = sorted(n for n in names if n.startswith("journal_index/migrations/hub/"))  # the team hub's own
+    assert [Path(n).name for n in hub] == sorted(p.name for p in (REPO / "migrations" / "hub").glob("*.sql"))
     demo = [n for n in names if n.startswith("journal_index/demo_sessions/") and n.endswith(".jsonl")]
     assert len(demo) == len(list((REPO / "fixtures" / "sessions").rglob("*.jsonl")))
     # The web view's templates and assets ship inside the package (it loads nothing from a CDN).

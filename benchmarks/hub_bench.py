@@ -1,0 +1,173 @@
+"""The team hub's figures, beside local search measured in the same run.
+
+    python -m benchmarks.hub_bench [--size 20MB] [--hosts 20] [--queries 60] [--out DIR] [--json FILE]
+
+1. a generated corpus (``benchmarks.corpus``, seed 1) indexed locally, every project shared;
+2. a real PostgreSQL server started in a temporary folder (tests/hub/pg_server.py), one hub database;
+3. push throughput: one host, then ``--hosts`` hosts pushing the same journals at once (one
+   process each, as many machines would), in MB of journal per second;
+4. hub size per entry (tables and indexes, ``pg_total_relation_size``);
+5. search p50/p95 on the hub holding one host's entries — the same entries as the local index —
+   and locally (``query.search``, warm, in-process), the same queries (``benchmarks.queries``),
+   limit 10, global scope; then on the hub holding every host's copies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from benchmarks.corpus import generate, parse_size
+from benchmarks.queries import build_queries
+from journal_index.hits import Filters
+from journal_index.hub.push import push
+from journal_index.hub.schema import migrate
+from journal_index.hub.search import HubFilters, HubScope
+from journal_index.hub.search import search as hub_search
+from journal_index.hub.shares import Share
+from journal_index.indexer import discover, index_files
+from journal_index.query import search as local_search
+from journal_index.scope import Scope
+from journal_index.store import open_store
+from tests.hub.pg_server import start_server
+
+MEMBER = "benchmember"
+SHARES = [Share("/", "/", "bench")]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def _setup_hub(admin_url: str) -> None:
+    with psycopg.connect(admin_url) as conn:
+        migrate(conn)
+        conn.execute(f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MEMBER}') THEN "
+                     f"CREATE ROLE {MEMBER} LOGIN IN ROLE journal_hub_member; END IF; END $$")
+        conn.execute("INSERT INTO hub_team_members (team, member) VALUES ('bench', %s) ON CONFLICT DO NOTHING",
+                     (MEMBER,))
+
+
+def _push_as(args: tuple[str, str, str]) -> tuple[str, int, int, float]:
+    db, url, host = args
+    store = open_store(db)
+    try:
+        with psycopg.connect(url) as conn:
+            report = push(conn, store, SHARES, host)
+    finally:
+        store.close()
+    return host, report.entries, report.bytes, report.seconds
+
+
+def _journal_bytes(sessions: Path) -> int:
+    return sum(p.stat().st_size for p in sessions.rglob("*.jsonl"))
+
+
+def _search_times(run: Any, queries: list[str]) -> list[float]:
+    for q in queries[:5]:  # warm caches and compiled patterns
+        run(q)
+    times = []
+    for q in queries:
+        started = time.perf_counter()
+        run(q)
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def _summary(times: list[float]) -> dict[str, float]:
+    return {"p50": round(statistics.median(times), 2), "p95": round(_percentile(times, 0.95), 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.hub_bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default="20MB", help="generated corpus size (default 20MB)")
+    ap.add_argument("--hosts", type=int, default=20)
+    ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--out", type=Path, default=None, help="where the corpus and index go (default: a temp folder)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = ap.parse_args(argv)
+    out = args.out or Path(tempfile.mkdtemp(prefix="hub-bench-"))
+    sessions = out / "sessions"
+    if not sessions.is_dir():
+        generate(out, parse_size(args.size), seed=1)
+    db = str(out / "index.db")
+    store = open_store(db)
+    index_files(store, discover([sessions]), roots=[sessions])
+    entries = int(store.value("SELECT count(*) FROM entries", default=0))
+    journal_mb = _journal_bytes(sessions) / 1e6
+    print(f"corpus: {journal_mb:.1f} MB of journals, {entries} entries", file=sys.stderr)
+
+    server = start_server()
+    figures: dict[str, Any] = {"corpusMB": round(journal_mb, 2), "entries": entries, "hosts": args.hosts}
+    try:
+        with psycopg.connect(server.url(), autocommit=True) as conn:
+            conn.execute("CREATE DATABASE hub_one")
+            conn.execute("CREATE DATABASE hub_many")
+        for name in ("hub_one", "hub_many"):
+            _setup_hub(server.url("hubadmin", name))
+        one_url = server.url(MEMBER, "hub_one")
+        _, pushed, _, seconds = _push_as((db, one_url, "bench-0"))
+        figures["pushOneHostMBps"] = round(journal_mb / seconds, 2)
+        figures["pushOneHostEntriesPerS"] = round(pushed / seconds)
+        with psycopg.connect(server.url("hubadmin", "hub_one")) as conn:
+            row = conn.execute("SELECT pg_total_relation_size('hub_entries') + pg_total_relation_size('hub_journals'),"
+                               " (SELECT count(*) FROM hub_entries)").fetchone()
+            assert row is not None
+            figures["hubBytesPerEntry"] = round(row[0] / max(1, row[1]))
+            figures["hubBytesPerJournalByte"] = round(row[0] / (journal_mb * 1e6), 3)
+        many_url = server.url(MEMBER, "hub_many")
+        started = time.perf_counter()
+        with multiprocessing.get_context("spawn").Pool(args.hosts) as pool:
+            results = pool.map(_push_as, [(db, many_url, f"bench-{n}") for n in range(args.hosts)])
+        wall = time.perf_counter() - started
+        figures["pushConcurrentMBps"] = round(journal_mb * args.hosts / wall, 2)
+        figures["pushConcurrentWallS"] = round(wall, 2)
+        figures["pushConcurrentEntries"] = sum(r[1] for r in results)
+
+        for name in ("hub_one", "hub_many"):  # searches meet a settled hub, not autovacuum's first pass
+            with psycopg.connect(server.url("hubadmin", name), autocommit=True) as conn:
+                conn.execute("VACUUM ANALYZE")
+        queries = [q.text for q in build_queries(store, sessions, args.queries, seed=1)]
+        local = Filters(Scope("global"))
+        local_times = _search_times(lambda q: local_search(store, q, local, limit=10, roots=[sessions]), queries)
+        everything = HubFilters(HubScope("global"))
+        with psycopg.connect(one_url) as conn:
+            hub_times = _search_times(lambda q: hub_search(conn, q, everything, limit=10), queries)
+        with psycopg.connect(many_url) as conn:
+            many_times = _search_times(lambda q: hub_search(conn, q, everything, limit=10), queries)
+        figures["localSearchMs"] = _summary(local_times)
+        figures["hubSearchMs"] = _summary(hub_times)
+        figures["hubSearchMsAllHosts"] = _summary(many_times)
+        figures["hubOverLocal"] = {k: round(figures["hubSearchMs"][k] / max(1e-9, figures["localSearchMs"][k]), 2)
+                                   for k in ("p50", "p95")}
+    finally:
+        store.close()
+        server.stop("immediate")
+        server.remove()
+    print(json.dumps(figures, indent=2))
+    print(f"push: one host {figures['pushOneHostMBps']} MB/s; {args.hosts} at once "
+          f"{figures['pushConcurrentMBps']} MB/s in all; hub {figures['hubBytesPerEntry']} bytes per entry "
+          f"({figures['hubBytesPerJournalByte']} of the journal bytes)\n"
+          f"search p50/p95: local {figures['localSearchMs']['p50']}/{figures['localSearchMs']['p95']} ms, "
+          f"hub {figures['hubSearchMs']['p50']}/{figures['hubSearchMs']['p95']} ms "
+          f"(×{figures['hubOverLocal']['p50']} / ×{figures['hubOverLocal']['p95']}), hub with every host's copies "
+          f"{figures['hubSearchMsAllHosts']['p50']}/{figures['hubSearchMsAllHosts']['p95']} ms", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("JOURNAL_INDEX_HUB_BATCH", "500")
+    sys.exit(main())

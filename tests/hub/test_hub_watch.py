@@ -1,0 +1,63 @@
+"""`watch` pushes the shared projects as it indexes, and a hub that goes away never stops it."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+from tests.hub.conftest import Hub
+from tests.hub.hosts import HostHome, append_user_line, copy_pi_corpus
+
+PRJCT = "/home/dev/Apps/prjct"
+
+
+def wait_for(check: object, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_watch_pushes_what_it_indexes(tmp_path: Path, hub: Hub) -> None:
+    machine = HostHome(tmp_path / "laptop", "laptop", hub.url("alice"))
+    copy_pi_corpus(machine.home)
+    machine.run("hub", "share", PRJCT)
+    machine.env["JOURNAL_INDEX_HUB_PUSH_SECONDS"] = "0"
+    watch = machine.popen("watch", "--rescan", "1")
+    try:
+        assert wait_for(lambda: hub.rows("SELECT count(*) FROM hub_entries")[0][0])
+        journal = sorted((machine.home / ".pi/agent/sessions/--home-dev-Apps-prjct-prjct-be--").glob("*.jsonl"))[0]
+        append_user_line(journal, "abcd1234", "wombatfeather typed while watching")
+        assert wait_for(lambda: hub.rows("SELECT count(*) FROM hub_entries WHERE entry_id = 'abcd1234'")[0][0])
+        notes = sorted((machine.home / ".pi/agent/sessions/--home-dev-notes--").glob("*.jsonl"))[0]
+        append_user_line(notes, "abcd5678", "not shared, never pushed")
+        time.sleep(3)
+        assert hub.rows("SELECT count(*) FROM hub_entries WHERE entry_id = 'abcd5678'")[0][0] == 0
+        assert watch.poll() is None
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        _, err = watch.communicate(timeout=60)
+    assert watch.returncode == 0, err
+    assert "pushed" in err
+
+
+def test_watch_goes_on_when_the_hub_is_down(tmp_path: Path, hub: Hub) -> None:
+    machine = HostHome(tmp_path / "laptop", "laptop", hub.url("alice"))
+    copy_pi_corpus(machine.home)
+    machine.run("hub", "share", PRJCT)
+    machine.env.update({"JOURNAL_INDEX_HUB_PUSH_SECONDS": "0",
+                        "JOURNAL_INDEX_HUB": f"postgresql://alice@/x?host={tmp_path / 'nowhere'}&port=5999"})
+    watch = machine.popen("watch", "--rescan", "1")
+    try:
+        time.sleep(4)  # a few rescans, each trying the hub
+        assert watch.poll() is None
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        _, err = watch.communicate(timeout=60)
+    assert watch.returncode == 0, err
+    assert sum("cannot reach the hub" in line for line in err.splitlines()) == 1, err
+    search = machine.run("search", "alembic", "--scope", "global", "--json")
+    assert '"results": [' in search.stdout and "alembic" in search.stdout.lower()  # indexed all the same
