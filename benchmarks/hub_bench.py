@@ -29,16 +29,16 @@ import psycopg
 
 from benchmarks.corpus import generate, parse_size
 from benchmarks.queries import build_queries
-from journal_index.hits import Filters
+from journal_index.data.store import open_store
 from journal_index.hub.push import push
 from journal_index.hub.schema import migrate
 from journal_index.hub.search import HubFilters, HubScope
 from journal_index.hub.search import search as hub_search
 from journal_index.hub.shares import Share
-from journal_index.indexer import discover, index_files
+from journal_index.indexing.indexer import discover, index_files
 from journal_index.query import search as local_search
-from journal_index.scope import Scope
-from journal_index.store import open_store
+from journal_index.query.hits import Filters
+from journal_index.query.scope import Scope
 from tests.hub.pg_server import start_server
 
 MEMBER = "benchmember"

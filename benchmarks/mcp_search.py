@@ -37,11 +37,11 @@ from typing import Any
 
 from benchmarks.mcp_startup import _reply, _send
 from benchmarks.queries import Query, build_queries
-from journal_index.indexer import discover
+from journal_index.agent.tool import MemoryTool
+from journal_index.data.store import open_store
+from journal_index.indexing.indexer import discover
 from journal_index.query import Filters, search
-from journal_index.scope import resolve_scope
-from journal_index.store import open_store
-from journal_index.tool import MemoryTool
+from journal_index.query.scope import resolve_scope
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {},

@@ -10,11 +10,11 @@
     turn with the server's runs, and each figure is also given as a multiple of that floor's p50
     (machines differ; the ratio travels better). Codex sends its first model request about 1 s
     after spawning its servers: the initialize reply must come well before (the goal: 150 ms p95).
-2.  imports: ``python -X importtime -c "import journal_index.mcp_server"``, its self times summed
+2.  imports: ``python -X importtime -c "import journal_index.agent.mcp_server"``, its self times summed
     by owner: the interpreter's own start-up, journal_index (and what only it imports), the MCP
     SDK (``mcp`` and the distributions it requires: pydantic, anyio, starlette, …; a stdlib module
     counts for whoever imported it first). Median of ``--import-runs`` runs per owner. The same for
-    what the console script imports before serving (``journal_index.entry_point``, which reads an
+    what the console script imports before serving (``journal_index.agent.entry_point``, which reads an
     ``mcp`` command line without the click CLI), which is what a host waits for.
 
 No figure here is asserted anywhere; machines differ. Standard library only.
@@ -42,7 +42,7 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 WARMUP = 2
 # What `journal-index mcp` imports before it can answer: the console script's module, then the server.
-ENTRY_IMPORTS = "journal_index.entry_point, journal_index.mcp_server"
+ENTRY_IMPORTS = "journal_index.agent.entry_point, journal_index.agent.mcp_server"
 _IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( +)(\S+)$")
 
 
@@ -190,7 +190,7 @@ def import_once(modules: str) -> dict[str, Any]:
     total = sum(owners.values())
     return {"totalMs": total / 1000, "byOwnerMs": {k: v / 1000 for k, v in owners.items()},
             "shares": {k: v / total for k, v in owners.items()},
-            "mcpServerCumulativeMs": top.get("journal_index.mcp_server", 0) / 1000,
+            "mcpServerCumulativeMs": top.get("journal_index.agent.mcp_server", 0) / 1000,
             "slowestSelfMs": sorted(((r[0] / 1000, r[3]) for r in rows), reverse=True)[:10]}
 
 
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(handshake(folder))
             floors.append(python_floor())
     instructions = runs[0][2].get("instructions") or ""
-    imports = import_shares("journal_index.mcp_server", args.import_runs)
+    imports = import_shares("journal_index.agent.mcp_server", args.import_runs)
     entry = import_shares(ENTRY_IMPORTS, args.import_runs)
     results = {
         "runs": args.runs,

@@ -28,10 +28,11 @@ import orjson
 from benchmarks import agent_corpora
 from benchmarks import corpus as corpus_mod
 from benchmarks.queries import CLASSES, Query
-from journal_index import indexer, query
+from journal_index import query
+from journal_index.data.store import Store, open_store
 from journal_index.formats import Root
-from journal_index.scope import Scope, is_home, resolve_scope
-from journal_index.store import Store, open_store
+from journal_index.indexing import indexer
+from journal_index.query.scope import Scope, is_home, resolve_scope
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "benchmarks" / "out" / "results.json"

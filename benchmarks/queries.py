@@ -33,11 +33,11 @@ from pathlib import Path
 
 import apsw
 
+from journal_index.data.store import Store, open_store
 from journal_index.formats import Entry, pi
-from journal_index.indexer import discover
+from journal_index.indexing.indexer import discover
 from journal_index.redact import redact
-from journal_index.store import Store, open_store
-from journal_index.text_forms import match_all, query_groups
+from journal_index.text.text_forms import match_all, query_groups
 
 SHARES: dict[str, float] = {
     "rare": 0.18,

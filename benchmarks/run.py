@@ -102,9 +102,9 @@ from benchmarks.measure import (
     warm_search,
 )
 from benchmarks.queries import as_json, build_queries
-from journal_index import indexer, journal_blocks, journal_pass
-from journal_index.scope import Scope
-from journal_index.store import open_store
+from journal_index.data.store import open_store
+from journal_index.indexing import indexer, journal_blocks, journal_pass
+from journal_index.query.scope import Scope
 
 # name → (label, unit, comparison, target); comparison ">=" or "<=", or None for no target.
 TARGETS: dict[str, tuple[str, str, str | None, float | None]] = {

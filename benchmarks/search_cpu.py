@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from benchmarks.queries import build_queries
+from journal_index.data.store import open_store
 from journal_index.query import Filters, search
-from journal_index.scope import resolve_scope
-from journal_index.store import open_store
+from journal_index.query.scope import resolve_scope
 
 
 def pct(values: list[float], p: float) -> float:

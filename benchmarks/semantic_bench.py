@@ -26,10 +26,11 @@ from typing import Any
 from benchmarks.corpus import generate, parse_size
 from benchmarks.queries import build_queries
 from benchmarks.run import pct, pick_project
-from journal_index import embedder, fusion, semantic
-from journal_index.indexer import discover, index_files
+from journal_index.data.store import Store, open_store
+from journal_index.indexing.indexer import discover, index_files
 from journal_index.query import Filters, search
-from journal_index.store import Store, open_store
+from journal_index.semantic import background as semantic
+from journal_index.semantic import embedder, fusion
 
 # Questions as a person asks weeks later (most hold words no entry has, so the gate opens).
 QUESTIONS = ["why did the tests keep failing after the refactor", "what did we decide about the configuration format",
@@ -116,7 +117,7 @@ def run(size: int, embed_seconds: float, repeat: int, embed_all: bool) -> dict[s
 
 
 def _global(store: Store) -> Any:
-    from journal_index.scope import resolve_scope
+    from journal_index.query.scope import resolve_scope
 
     return resolve_scope(store, "global")
 

@@ -38,9 +38,9 @@ import orjson
 
 from benchmarks.corpus import generate, parse_size
 from benchmarks.queries import build_queries
-from journal_index.indexer import as_roots
+from journal_index.data.store import open_store
+from journal_index.indexing.indexer import as_roots
 from journal_index.service import Caller, Request, Service
-from journal_index.store import open_store
 
 REPO = Path(__file__).resolve().parent.parent
 LONG_CWD = "/home/bench/long"

@@ -1,3 +1,3 @@
-from journal_index.entry_point import main
+from journal_index.agent.entry_point import main
 
 main()

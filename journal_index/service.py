@@ -16,13 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from journal_index import conversation, indexer, query, read_sql
+from journal_index import query
 from journal_index.config import CANDIDATES, SCOPES
+from journal_index.data import read_sql
+from journal_index.data.store import Store
 from journal_index.formats import Root
-from journal_index.hits import Filters, SearchResult
-from journal_index.ranking import match_quality
-from journal_index.redact import redact
-from journal_index.scope import (
+from journal_index.indexing import indexer
+from journal_index.query import conversation
+from journal_index.query.hits import Filters, SearchResult
+from journal_index.query.ranking import match_quality
+from journal_index.query.scope import (
     Scope,
     ScopeError,
     SessionRef,
@@ -33,9 +36,9 @@ from journal_index.scope import (
     scope_words,
     wider_than,
 )
-from journal_index.sessions import SessionRow, list_sessions
-from journal_index.store import Store
-from journal_index.time_bounds import parse_time_bound
+from journal_index.query.sessions import SessionRow, list_sessions
+from journal_index.query.time_bounds import parse_time_bound
+from journal_index.redact import redact
 
 TimeBound = int | str | None  # epoch ms, or a text form (2d, yesterday, ISO-8601)
 

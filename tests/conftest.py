@@ -10,8 +10,8 @@ import apsw
 import pytest
 from hypothesis import settings
 
-from journal_index.indexer import discover, index_files
-from journal_index.store import Store, open_store
+from journal_index.data.store import Store, open_store
+from journal_index.indexing.indexer import discover, index_files
 from tests.helpers import copy_journal_tree
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,9 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from journal_index.hits import Hit
+from journal_index.data.store import Store
+from journal_index.query.hits import Hit
 from journal_index.service import Caller, ReadRequest, Request, Service
-from journal_index.store import Store
 
 FTS_TABLES = ("entries_fts", "entries_bulk")
 
@@ -153,7 +153,7 @@ def index_tokens(store: Store, text: str) -> list[str]:
     """The terms the index would hold for ``text`` (same text forms, same tokenizer)."""
     import apsw
 
-    from journal_index.text_forms import index_form
+    from journal_index.text.text_forms import index_form
 
     tokenizer = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
     return [str(t[0]) for t in tokenizer(index_form(text).encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None,
@@ -180,8 +180,8 @@ def secret_is_searchable(store: Store, secret: str) -> str | None:
 def scratch_snapshot(paths: list[str] | list[Path]) -> tuple[list[tuple[Any, ...]],
                                                             list[tuple[str, str, str, int, int | None]]]:
     """The snapshot of a brand-new in-memory index of ``paths`` (what a rebuild would give)."""
-    from journal_index.indexer import index_file
-    from journal_index.store import open_store
+    from journal_index.data.store import open_store
+    from journal_index.indexing.indexer import index_file
 
     fresh = open_store(":memory:")
     try:
@@ -228,8 +228,8 @@ def journal_in_index(db: str | Path, path: Path) -> tuple[Counter[str], tuple[An
 
 def scratch_rows(tmp_path: Path, root: Path) -> list[tuple[Any, ...]]:
     """relative_rows of a from-scratch index of every journal under ``root``."""
-    from journal_index import indexer
-    from journal_index.store import open_store
+    from journal_index.data.store import open_store
+    from journal_index.indexing import indexer
 
     db = tmp_path / "scratch.db"
     store = open_store(str(db))

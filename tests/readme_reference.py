@@ -26,9 +26,9 @@ def cli_reference() -> str:
 
 
 def ranking_weights() -> str:
-    """The ranking's weights as ``journal_index/ranking_weights.py`` holds them: the field table
+    """The ranking's weights as ``journal_index/query/ranking_weights.py`` holds them: the field table
     per intent, then every feature's weight."""
-    from journal_index.ranking_weights import FIELD_NAMES, FITTED
+    from journal_index.query.ranking_weights import FIELD_NAMES, FITTED
 
     fields: dict[str, dict[str, float]] = FITTED["fields"]  # type: ignore[assignment]
     features: dict[str, float] = FITTED["features"]  # type: ignore[assignment]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from journal_index.store import Store
+from journal_index.data.store import Store
 
 CLI = [sys.executable, "-m", "journal_index"]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from journal_index import backfill, indexer
-from journal_index.status import backfill_progress
-from journal_index.store import open_store
+from journal_index.data.store import open_store
+from journal_index.indexing import backfill, indexer
+from journal_index.indexing.status import backfill_progress
 from tests.helpers import copy_journal_tree, scratch_rows
 from tests.helpers import relative_rows as entry_rows
 
@@ -30,8 +30,8 @@ def root(tmp_path: Path) -> Path:
 
 RUNNER = r"""
 import json, os, sys, time
-from journal_index import backfill
-from journal_index.store import open_store
+from journal_index.indexing import backfill
+from journal_index.data.store import open_store
 
 db, root, own, go, delay = sys.argv[1:]
 while not os.path.exists(go):
@@ -161,8 +161,8 @@ def test_backfill_indexes_changes_and_forgets_vanished_journals(tmp_path, root):
 def test_progress_of_a_dead_backfill_reads_as_interrupted(tmp_path) -> None:
     import time as _time
 
-    from journal_index.status import backfill_progress
-    from journal_index.store import open_store
+    from journal_index.data.store import open_store
+    from journal_index.indexing.status import backfill_progress
 
     store = open_store(str(tmp_path / "p.db"))
     store.set_meta("backfill_progress", "3/10@")

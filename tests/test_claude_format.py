@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from journal_index.entry_text import entry_text
-from journal_index.extract import Extractor
+from journal_index.data.store import Store
 from journal_index.formats import AgentHints, Entry, Root, SessionName, Skip, ToolCall, choose_format, claude
-from journal_index.indexer import index_file
-from journal_index.store import Store
+from journal_index.indexing.extract import Extractor
+from journal_index.indexing.indexer import index_file
+from journal_index.text.entry_text import entry_text
 from tests.agent_homes import (
     AGENT_FIXTURES,
     RealHome,

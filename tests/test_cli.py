@@ -168,8 +168,8 @@ def test_export_never_opens_the_index_beside_an_open_apsw_connection(tmp_path: P
 
     import apsw
 
-    from journal_index.export import StillOpen, export_table
-    from journal_index.store import open_store
+    from journal_index.data.export import StillOpen, export_table
+    from journal_index.data.store import open_store
 
     db = str(tmp_path / "x.db")
     assert run("--db", db, "--sessions", str(sessions_root), "index").exit_code == 0
@@ -305,7 +305,7 @@ def test_service_without_print_says_what_it_needs() -> None:
 def test_a_long_query_is_cut_and_answers_quickly(tmp_path: Path, sessions_root: Path) -> None:
     import time
 
-    from journal_index.text_forms import MAX_GROUP_TERMS, MAX_QUERY_GROUPS, query_groups
+    from journal_index.text.text_forms import MAX_GROUP_TERMS, MAX_QUERY_GROUPS, query_groups
 
     (camel,) = query_groups("aB" * 5000)  # one word: one group, its terms capped
     assert len(camel) <= MAX_GROUP_TERMS

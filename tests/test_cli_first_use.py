@@ -100,7 +100,7 @@ def test_counts_agree_with_their_number(tmp_path: Path, sessions_root: Path) -> 
 
 
 def test_count_words() -> None:
-    from journal_index.counts import count
+    from journal_index.text.counts import count
 
     assert [count(n, "journal") for n in (0, 1, 2)] == ["0 journals", "1 journal", "2 journals"]
     assert [count(n, "entry", "entries") for n in (1, 3)] == ["1 entry", "3 entries"]

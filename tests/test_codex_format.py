@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from journal_index.extract import Extractor
+from journal_index.data.store import Store
 from journal_index.formats import AgentHints, Entry, Root, Skip, ToolCall, choose_format, codex, synthetic_id
-from journal_index.indexer import index_file
-from journal_index.store import Store
+from journal_index.indexing.extract import Extractor
+from journal_index.indexing.indexer import index_file
 from tests.agent_homes import (
     AGENT_FIXTURES,
     RealHome,
@@ -427,7 +427,7 @@ def test_real_rollouts_per_agent_status(real_home: RealHome) -> None:
 
 def test_the_human_words_are_indexed_once(real_home: RealHome) -> None:
     """0.14x writes a prompt as a user message item and as a user_message event: one entry."""
-    from journal_index.store import open_store
+    from journal_index.data.store import open_store
 
     _home, env, _placed = real_home
     store = open_store(env["JOURNAL_INDEX_DB"])

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from journal_index.echoes import originals
-from journal_index.hits import Hit
+from journal_index.query.echoes import originals
+from journal_index.query.hits import Hit
 from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from journal_index.indexer import index_file
+from journal_index.data.store import Store
+from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, Reader, search
-from journal_index.scope import resolve_scope
-from journal_index.store import Store
+from journal_index.query.scope import resolve_scope
 from tests.eval.check_questions import check
 from tests.eval.corpora import EVAL_SESSIONS, corpora, load_all_questions
 from tests.eval.eval_session_texts import parse_story

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from journal_index import formats
+from journal_index.data.store import Store, open_store
 from journal_index.formats import (
     FORMATS,
     AgentHints,
@@ -29,10 +30,9 @@ from journal_index.formats import (
     load_object,
     parse_time,
 )
-from journal_index.indexer import index_file
+from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, search
-from journal_index.scope import resolve_scope
-from journal_index.store import Store, open_store
+from journal_index.query.scope import resolve_scope
 from tests import format_samples as samples
 from tests.helpers import index_tokens, scratch_snapshot, served_hits, served_read, snapshot, vocabulary
 

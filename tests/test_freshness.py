@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from journal_index.backfill import Lease
+from journal_index.agent.freshness import Freshener, pending
+from journal_index.data.store import Store, open_store
 from journal_index.formats import Root
-from journal_index.freshness import Freshener, pending
-from journal_index.indexer import discover, index_file, index_files
-from journal_index.store import Store, open_store
+from journal_index.indexing.backfill import Lease
+from journal_index.indexing.indexer import discover, index_file, index_files
 from tests.test_mcp import RawServer, initialize
 from tests.test_tool import append_user, journal_of
 

@@ -11,9 +11,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from journal_index import gc
 from journal_index.cli import cli
-from journal_index.store import open_store
+from journal_index.data.store import open_store
+from journal_index.indexing import gc
 from tests.helpers import copy_journal_tree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"

@@ -17,11 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from journal_index import giant_line, indexer, journal_blocks, query
+from journal_index import query
+from journal_index.data.store import Store, open_store
 from journal_index.formats import Entry, get_format
-from journal_index.indexer import index_file
-from journal_index.scope import Scope
-from journal_index.store import Store, open_store
+from journal_index.indexing import indexer, journal_blocks
+from journal_index.indexing.indexer import index_file
+from journal_index.query.scope import Scope
+from journal_index.text import giant_line
 from tests.helpers import scratch_snapshot, secret_is_searchable, snapshot
 from tests.reliability_helpers import run_cli
 

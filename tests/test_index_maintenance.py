@@ -8,10 +8,10 @@ from pathlib import Path
 import apsw
 import pytest
 
-from journal_index import indexer
-from journal_index import store as store_module
-from journal_index.indexer import discover, index_files
-from journal_index.store import FTS_TABLES, Store, load_migrations, migrate, open_store
+from journal_index.data import store as store_module
+from journal_index.data.store import FTS_TABLES, Store, load_migrations, migrate, open_store
+from journal_index.indexing import indexer
+from journal_index.indexing.indexer import discover, index_files
 from tests.helpers import scratch_snapshot, snapshot
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from journal_index import giant_line, journal_blocks, journal_pass
-from journal_index.indexer import discover, index_file, index_files
-from journal_index.store import Store
+from journal_index.data.store import Store
+from journal_index.indexing import journal_blocks, journal_pass
+from journal_index.indexing.indexer import discover, index_file, index_files
+from journal_index.text import giant_line
 from tests.conftest import FIXTURES
 from tests.helpers import (
     entry_rows,

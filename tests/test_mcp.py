@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from journal_index.entry_text import ANSWER_END, ANSWER_START
+from journal_index.text.entry_text import ANSWER_END, ANSWER_START
 from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree, load_secrets
 
@@ -303,8 +303,8 @@ def test_a_signal_stops_the_server_and_closes_the_index(raw_server: RawServer, d
 
 def test_the_handshake_needs_nothing_heavy():
     """What answers initialize imports neither click, nor apsw, nor the tool (the host is waiting)."""
-    probe = ("import sys, journal_index.entry_point, journal_index.mcp_server\n"
-             "print(sorted(m for m in ('click', 'apsw', 'mcp', 'journal_index.tool', 'journal_index.cli') "
+    probe = ("import sys, journal_index.agent.entry_point, journal_index.agent.mcp_server\n"
+             "print(sorted(m for m in ('click', 'apsw', 'mcp', 'journal_index.agent.tool', 'journal_index.cli') "
              "if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
@@ -322,7 +322,7 @@ def test_the_handshake_needs_nothing_heavy():
     (["mcp", "mcp"], None),
 ])
 def test_only_a_plain_mcp_line_skips_the_cli(argv: list[str], served: dict[str, Any] | None):
-    from journal_index.entry_point import mcp_line
+    from journal_index.agent.entry_point import mcp_line
 
     line = mcp_line(argv)
     assert (None if line is None else vars(line)) == served

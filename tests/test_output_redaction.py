@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_index.output import scrub
+from journal_index.text.output import scrub
 from tests.agent_homes import first_cwd, home_env
 from tests.shared_data import agent_journals
 
@@ -119,7 +119,7 @@ _LOUD = f"""
 import logging, sys, warnings
 early = logging.getLogger("early")
 early.addHandler(logging.StreamHandler())  # made before the sink: it holds the old stderr
-from journal_index import output
+from journal_index.text import output
 output.install()
 token = {TOKEN!r}
 print("print", token)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from journal_index.entry_text import entry_text
 from journal_index.formats import Entry, SessionName, Skip, ToolCall, get_format, pi
+from journal_index.text.entry_text import entry_text
 
 BASE = {"id": "a1b2c3d4", "parentId": "00000000", "timestamp": "2026-09-01T10:00:00.000Z"}
 

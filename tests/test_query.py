@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from journal_index import ranking, read_sql
 from journal_index.cli import cli
-from journal_index.indexer import index_file
-from journal_index.query import Filters, QueryError, Reader, parse_time_bound, read, search, summaries
-from journal_index.question import parse
-from journal_index.scope import resolve_scope, resolve_session
-from journal_index.store import Store
-from journal_index.time_bounds import TimeBoundError
+from journal_index.data import read_sql
+from journal_index.data.store import Store
+from journal_index.indexing.indexer import index_file
+from journal_index.query import Filters, QueryError, Reader, parse_time_bound, ranking, read, search, summaries
+from journal_index.query.question import parse
+from journal_index.query.scope import resolve_scope, resolve_session
+from journal_index.query.time_bounds import TimeBoundError
 from tests.conftest import FIXTURES
 from tests.eval.run_eval import evaluate, load_questions
 from tests.helpers import load_secrets, served_hits, served_read
@@ -62,7 +62,7 @@ def test_like_wildcards_in_a_root_are_literal(indexed_store: Store) -> None:
 
 
 def test_session_scope_needs_an_id(indexed_store: Store) -> None:
-    from journal_index.scope import ScopeError
+    from journal_index.query.scope import ScopeError
 
     with pytest.raises(ScopeError, match="needs a session id"):
         resolve_scope(indexed_store, "session")
@@ -330,8 +330,8 @@ def test_copy_of_fixture_is_not_shared(sessions_root: Path) -> None:
 ])
 def test_excerpt_matches_words_the_way_the_index_does(store: Store, text: str, query: str,
                                                        expected: list[str]) -> None:
-    from journal_index.excerpt import find_matches
     from journal_index.query import Reader
+    from journal_index.query.excerpt import find_matches
 
     reader = Reader(store)
     terms = reader.query_terms([query.split()])
@@ -558,7 +558,7 @@ def test_what_a_file_says_is_its_output_what_a_person_said_is_not(store: Store, 
 
 
 def _ranked(*hits: tuple[str, str, float, int]) -> list:
-    from journal_index.hits import Hit
+    from journal_index.query.hits import Hit
 
     return [Hit(rowid=i, entry_id=entry_id, ts=ts, kind=kind, role=None, tool=None, offset=i, length=1, path="p",
                 session_id="s", cwd="/w", format="pi", score=score)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from journal_index.question import IMPLICIT_NOW, is_name, normalize, parse
+from journal_index.query.question import IMPLICIT_NOW, is_name, normalize, parse
 
 
 @pytest.mark.parametrize("raw, text", [

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from journal_index import ranking
-from journal_index.query import Filters, search
-from journal_index.ranking_weights import FIELD_NAMES, FITTED
-from journal_index.scope import resolve_scope
-from journal_index.store import Store
+from journal_index.data.store import Store
+from journal_index.query import Filters, ranking, search
+from journal_index.query.ranking_weights import FIELD_NAMES, FITTED
+from journal_index.query.scope import resolve_scope
 
 NOW_MS = 1_796_083_200_000  # 2026-12-01
 QUERIES = [
@@ -45,7 +44,7 @@ def test_hits_come_in_score_order_and_each_score_is_its_factors_sum(indexed_stor
 
 
 def test_the_weights_cover_every_intent_and_field() -> None:
-    from journal_index.question import INTENTS
+    from journal_index.query.question import INTENTS
 
     fields = FITTED["fields"]
     assert isinstance(fields, dict) and set(fields) == set(INTENTS)

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from journal_index import redact as R
+from journal_index.data.store import open_store
 from journal_index.formats import Entry, pi
 from journal_index.redact import Hit, redact, redact_with_hits
 from journal_index.redaction.pieces import pieces as redaction_pieces
-from journal_index.store import open_store
 from tests.shared_data import agent_journals
 
 HERE = Path(__file__).resolve().parent
@@ -457,7 +457,7 @@ def test_secret_spans_of_a_long_text_are_in_characters() -> None:
 
 def test_a_secret_cut_across_two_parts_of_one_entry_is_redacted() -> None:
     """Streaming splits text into blocks; a key split over two of them is still one key."""
-    from journal_index.entry_text import redact_parts
+    from journal_index.text.entry_text import redact_parts
 
     key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     text = redact_parts([f"here is the token {key[:14]}", f"{key[14:]} and more words"])
@@ -549,8 +549,8 @@ def test_secrets_beside_the_exceptions_are_still_redacted(text: str, secret: str
 def _real_transcript_redactions() -> collections.Counter[str]:
     """Markers in the texts the indexer makes of every shared real Claude Code and Codex
     transcript (which hold no live secret: their source replaced them with `REDACTED`)."""
-    from journal_index.entry_text import compose
     from journal_index.formats import claude, codex
+    from journal_index.text.entry_text import compose
 
     fired: collections.Counter[str] = collections.Counter()
     for fmt, folder in ((claude, "claude-code"), (codex, "codex")):

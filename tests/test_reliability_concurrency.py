@@ -23,9 +23,9 @@ import orjson
 import pytest
 
 from journal_index import query
-from journal_index.indexer import discover, index_file
-from journal_index.scope import Scope
-from journal_index.store import open_store
+from journal_index.data.store import open_store
+from journal_index.indexing.indexer import discover, index_file
+from journal_index.query.scope import Scope
 from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree, snapshot
 from tests.helpers import scratch_snapshot as _scratch_snapshot

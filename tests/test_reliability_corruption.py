@@ -20,8 +20,8 @@ import pytest
 
 from benchmarks.corpus import generate
 from journal_index.config import cache_db_path
-from journal_index.indexer import discover, index_files
-from journal_index.store import open_store
+from journal_index.data.store import open_store
+from journal_index.indexing.indexer import discover, index_files
 from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree, entry_rows
 from tests.reliability_helpers import CLI, integrity, row_vocab, run_cli

@@ -22,8 +22,8 @@ import apsw
 import pytest
 
 from benchmarks.corpus import generate
-from journal_index.indexer import discover, index_files
-from journal_index.store import Store, open_store
+from journal_index.data.store import Store, open_store
+from journal_index.indexing.indexer import discover, index_files
 from tests.helpers import entry_rows
 from tests.reliability_helpers import CLI, duplicate_rows, fts_integrity, instance_digest, integrity, row_vocab
 

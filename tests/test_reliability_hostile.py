@@ -16,8 +16,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from journal_index.indexer import discover
-from journal_index.store import open_store
+from journal_index.data.store import open_store
+from journal_index.indexing.indexer import discover
 from tests.reliability_helpers import run_cli
 
 CWD = "/home/dev/Apps/hostile"

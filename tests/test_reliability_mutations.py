@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from journal_index import query
-from journal_index.call_sites import parse_salvaging
+from journal_index.data.store import Store, open_store
 from journal_index.formats import Entry, pi
-from journal_index.indexer import index_file
+from journal_index.indexing.indexer import index_file
+from journal_index.query.scope import Scope
 from journal_index.redact import redact
-from journal_index.scope import Scope
-from journal_index.store import Store, open_store
+from journal_index.text.call_sites import parse_salvaging
 from tests.conftest import FIXTURES
 from tests.helpers import scratch_snapshot, snapshot
 

@@ -12,10 +12,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from journal_index import gc, query
-from journal_index.indexer import discover, index_files
-from journal_index.scope import Scope
-from journal_index.store import open_store
+from journal_index import query
+from journal_index.data.store import open_store
+from journal_index.indexing import gc
+from journal_index.indexing.indexer import discover, index_files
+from journal_index.query.scope import Scope
 from tests.reliability_helpers import run_cli
 
 CWD = "/home/dev/Apps/paths"

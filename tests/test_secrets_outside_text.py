@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from journal_index.store import open_store
+from journal_index.data.store import open_store
 from tests.helpers import secret_is_searchable
 
 TOKEN = "ghp_" + "Zq8Lw3Rt6Yp1Mx4Nv7Kb2Hd5Gf9Js0Ac3Ee6"  # the shape of a GitHub token

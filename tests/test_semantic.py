@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from journal_index import embedder, fusion, query
-from journal_index.hits import Hit
-from journal_index.indexer import index_file
-from journal_index.query import Filters, search
-from journal_index.scope import resolve_scope
-from journal_index.store import Store
+from journal_index.data.store import Store
+from journal_index.indexing.indexer import index_file
+from journal_index.query import Filters, find, search
+from journal_index.query.hits import Hit
+from journal_index.query.scope import resolve_scope
+from journal_index.semantic import embedder, fusion
 
 # Questions whose words are all found, some found, none found, a paraphrase, and no query at all.
 QUERIES = ["alembic heads", "alembic xylophonequartz", "xylophonequartz", "why did the database refuse clients",
@@ -30,7 +30,7 @@ def _results(store: Store, q: str) -> bytes:
 
 
 def _without_the_call_site(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(query, "fuse", lambda store, ranked, q, filters, limit: ranked)
+    monkeypatch.setattr(find, "fuse", lambda store, ranked, q, filters, limit: ranked)
 
 
 def _fake_vectors(store: Store) -> None:

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from journal_index import embedder, fusion, semantic
-from journal_index.indexer import discover, index_files
+from journal_index.data.store import Store, open_store
+from journal_index.indexing.indexer import discover, index_files
 from journal_index.query import Filters, search
+from journal_index.query.scope import resolve_scope
 from journal_index.redact import redact
-from journal_index.scope import resolve_scope
-from journal_index.store import Store, open_store
+from journal_index.semantic import background as semantic
+from journal_index.semantic import embedder, fusion
 from tests.conftest import REPO
 
 if not embedder.installed():
@@ -199,8 +200,8 @@ def test_watch_embeds_in_the_background(home: Path, tmp_path: Path) -> None:
 
 def test_the_mcp_servers_freshener_embeds_after_its_passes(home: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from journal_index.agent.freshness import Freshener
     from journal_index.formats import Root
-    from journal_index.freshness import Freshener
 
     monkeypatch.setenv(fusion.ENV, "gated")
     db = tmp_path / "served.db"

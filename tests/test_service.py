@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from journal_index.data.store import Store
 from journal_index.service import Caller, ReadRequest, Request, RequestError, Service
-from journal_index.store import Store
 
 PERSON = Caller(cwd="/")
 WORDS = ("token", "alembic heads", "rate limit", "")  # "": the newest entries

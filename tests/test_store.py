@@ -11,8 +11,7 @@ import apsw
 import pytest
 
 from journal_index.config import cache_db_path
-from journal_index.indexer import discover, index_files
-from journal_index.store import (
+from journal_index.data.store import (
     APPLICATION_ID,
     NotOurIndexError,
     StoreError,
@@ -21,6 +20,7 @@ from journal_index.store import (
     open_store,
     remove_db_files,
 )
+from journal_index.indexing.indexer import discover, index_files
 
 
 def test_fresh_db_has_every_migration_recorded(db_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_a_broken_db_is_moved_aside_and_rebuilt(damage: str, sessions_root: Path
     except apsw.Error:
         broken = True
     if broken:  # damage deep in the file shows only when used: recovery happens then
-        from journal_index.store import recover
+        from journal_index.data.store import recover
 
         reopened = recover(reopened, "test")
         index_files(reopened, discover([sessions_root]))

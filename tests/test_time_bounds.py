@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_index.time_bounds import TimeBoundError, parse_time_bound
+from journal_index.query.time_bounds import TimeBoundError, parse_time_bound
 
 # A Wednesday noon in UTC; the fixture journals hold entries on 2026-09-14, -15 and -16.
 NOW = "2026-09-16T12:00:00Z"
@@ -114,7 +114,7 @@ def test_the_tool_reads_the_same_forms(tmp_path: Path, sessions_root: Path) -> N
 
 
 def test_the_tool_schema_names_the_relative_forms() -> None:
-    from journal_index.tool_args import INPUT_SCHEMA
+    from journal_index.agent.tool_args import INPUT_SCHEMA
 
     since = INPUT_SCHEMA["properties"]["since"]["description"]
     assert "2d" in since and "today" in since and "yesterday" in since

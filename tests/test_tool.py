@@ -14,11 +14,11 @@ import apsw
 import pytest
 
 from journal_index import query
-from journal_index.agent_session import Host
+from journal_index.agent.host import Host
+from journal_index.agent.tool import MemoryTool
+from journal_index.agent.tool_args import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME
 from journal_index.config import cache_db_path
-from journal_index.entry_text import ANSWER_END, ANSWER_START
-from journal_index.tool import MemoryTool
-from journal_index.tool_args import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME
+from journal_index.text.entry_text import ANSWER_END, ANSWER_START
 from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree, load_secrets
 
@@ -431,8 +431,8 @@ def test_tool_command_exit_codes(db_path: Path, sessions_root: Path):
 
 
 def test_a_query_over_its_time_limit_is_an_error_answer_not_a_hang(tmp_path, monkeypatch) -> None:
-    from journal_index import tool as tool_module
-    from journal_index.tool import MemoryTool
+    from journal_index.agent import tool as tool_module
+    from journal_index.agent.tool import MemoryTool
 
     sessions = tmp_path / "sessions"
     copy_journal_tree(FIXTURES / "sessions", sessions)

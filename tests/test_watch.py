@@ -17,8 +17,8 @@ import apsw
 import orjson
 import pytest
 
-from journal_index import backfill, indexer
-from journal_index.store import open_store
+from journal_index.data.store import open_store
+from journal_index.indexing import backfill, indexer
 from tests.helpers import copy_journal_tree, scratch_rows
 from tests.helpers import relative_rows as entry_rows
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from journal_index.indexer import as_roots, discover, index_files
+from journal_index.data.store import open_store
+from journal_index.indexing.indexer import as_roots, discover, index_files
 from journal_index.service import Service
-from journal_index.store import open_store
 from tests.agent_homes import AGENT_FIXTURES
 from tests.conftest import FIXTURES, REPO
 from tests.helpers import copy_journal_tree

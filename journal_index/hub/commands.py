@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from journal_index import render
 from journal_index.hub import shares as registry
 from journal_index.hub.connection import HubError, connect, failure_line, host_name, hub_url, is_hub_failure, shown_url
 from journal_index.redact import redact
+from journal_index.text import render
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,7 +60,7 @@ def hub_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from journal_index.hits import QueryError
+        from journal_index.query.hits import QueryError
 
         try:
             return func(*args, **kwargs)
@@ -118,7 +118,7 @@ def unshare_cmd(project_dir: str) -> None:
 
 def _refresh_local(app: Any) -> None:
     """Bring the local index up to date with the journals before pushing from it."""
-    from journal_index import indexer
+    from journal_index.indexing import indexer
 
     roots = app.existing_roots()
     indexer.index_files(app.store(), indexer.discover(roots), roots=roots)
@@ -160,8 +160,8 @@ def push_cmd(app: Any, hub: str | None, as_json: bool) -> None:
 @hub_errors
 def status_cmd(app: Any, hub: str | None, as_json: bool) -> None:
     """What is shared, what is pending, and the last push."""
+    from journal_index.data.store import open_store
     from journal_index.hub.push import local_entries, pushed_by_project, shared_journals
-    from journal_index.store import open_store
 
     saved = registry.load()
     local: dict[str, dict[str, int]] = {s.folder: {"journals": 0, "entries": 0} for s in saved.shares}

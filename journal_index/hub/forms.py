@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from journal_index.text_forms import content_groups, index_form, indexed_part, query_groups
+from journal_index.text.text_forms import content_groups, index_form, indexed_part, query_groups
 
 # PostgreSQL's stemmer and stop words, as porter locally.
 TS_CONFIG = "english"

@@ -20,16 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal_index.data.store import Store
 from journal_index.formats import Root
-from journal_index.hits import HIT_COLUMNS, Hit, hits_of
 from journal_index.hub.connection import HubError
 from journal_index.hub.forms import TS_CONFIG, clean, document_form
 from journal_index.hub.shares import Share
-from journal_index.indexer import index_file
+from journal_index.indexing.indexer import index_file
 from journal_index.query import Reader
+from journal_index.query.hits import HIT_COLUMNS, Hit, hits_of
+from journal_index.query.scope import Scope
 from journal_index.redact import redact
-from journal_index.scope import Scope
-from journal_index.store import Store
 
 
 def batch_size() -> int:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from journal_index.data.store import migrations_dir
 from journal_index.hub.connection import HubError
-from journal_index.store import migrations_dir
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 # Taken while migrating, so two owners' `hub init` never run one migration twice.

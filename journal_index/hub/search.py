@@ -16,14 +16,14 @@ from typing import Any
 import apsw
 
 from journal_index.config import now_ms
-from journal_index.excerpt import make_excerpt
-from journal_index.hits import Hit, QueryError, iso
 from journal_index.hub.forms import TS_CONFIG, query_words, tsquery
 from journal_index.hub.identity import project_identity, related
 from journal_index.query import PAGE_CHARS
-from journal_index.ranking import match_quality
-from journal_index.sessions import FIRST_WORDS_CHARS, SessionRow
-from journal_index.text_forms import indexed_part
+from journal_index.query.excerpt import make_excerpt
+from journal_index.query.hits import Hit, QueryError, iso
+from journal_index.query.ranking import match_quality
+from journal_index.query.sessions import FIRST_WORDS_CHARS, SessionRow
+from journal_index.text.text_forms import indexed_part
 
 AGE_DAYS = 30.0  # score / (1 + age / AGE_DAYS), as locally
 # Tool output and commands weigh less than what people, agents and summaries said, as locally.

@@ -8,10 +8,10 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
+from journal_index.data.store import Store
 from journal_index.formats import Root
 from journal_index.hub import shares as registry
 from journal_index.hub.connection import HUB_ENV, HubError, connect, failure_line, host_name, is_hub_failure
-from journal_index.store import Store
 
 # At most one push this often (a busy session appends several lines a second).
 PUSH_SECONDS = float(os.environ.get("JOURNAL_INDEX_HUB_PUSH_SECONDS", "10"))

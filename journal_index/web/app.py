@@ -25,17 +25,17 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from journal_index import render
 from journal_index.config import CANDIDATES, QUERY_SECONDS, SCOPES, ConfigError
-from journal_index.conversation import MAX_CONTEXT
+from journal_index.data.store import StoreError
 from journal_index.formats import FORMATS, KINDS
-from journal_index.hits import QueryError
-from journal_index.output import scrub
+from journal_index.query.conversation import MAX_CONTEXT
+from journal_index.query.hits import QueryError
+from journal_index.query.scope import ScopeError
+from journal_index.query.time_bounds import TimeBoundError
 from journal_index.redact import redact
-from journal_index.scope import ScopeError
 from journal_index.service import Caller, ReadRequest, RequestError, Service
-from journal_index.store import StoreError
-from journal_index.time_bounds import TimeBoundError
+from journal_index.text import render
+from journal_index.text.output import scrub
 from journal_index.web import views
 from journal_index.web.security import Guard
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal_index.entry_text import ANSWER_END, ANSWER_START
+from journal_index.text.entry_text import ANSWER_END, ANSWER_START
 from tests.e2e.pi_host import JournalFile, PiRun
 from tests.e2e.scripted_model import ToolCall
 

@@ -7,7 +7,7 @@ all), and the lines of our answers that must never come back inside a hit (an ec
 
 from __future__ import annotations
 
-from journal_index.entry_text import ANSWER_END, ANSWER_START
+from journal_index.text.entry_text import ANSWER_END, ANSWER_START
 from tests.e2e.answers import Answer
 
 HISTORY = "--home-dev-Apps-prjct-prjct-be--"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from journal_index.entry_text import ANSWER_END, ANSWER_START
+from journal_index.text.entry_text import ANSWER_END, ANSWER_START
 from tests.e2e.node_host import NodeHost, install_inspector
 from tests.e2e.pi_host import FIXTURE_SESSIONS, journal_index_executable
 

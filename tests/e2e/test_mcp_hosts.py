@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from journal_index.tool_args import DESCRIPTION, INSTRUCTIONS
+from journal_index.agent.tool_args import DESCRIPTION, INSTRUCTIONS
 from tests.conftest import FIXTURES
 from tests.e2e.answers import Answer, Hit
 from tests.e2e.history import (

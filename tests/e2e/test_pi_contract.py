@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from journal_index.entry_text import ANSWER_START
-from journal_index.store import open_store
-from journal_index.tool_args import DESCRIPTION, INSTRUCTIONS
+from journal_index.agent.tool_args import DESCRIPTION, INSTRUCTIONS
+from journal_index.data.store import open_store
+from journal_index.text.entry_text import ANSWER_START
 from tests.e2e.answers import DIRECT_NAME, EXPOSURES, SERVER_LINE, Answer, Hit, answers, call, model_texts
 from tests.e2e.history import ECHO_QUERY, FIRST_PROMPT, HISTORY, OWN_WORDS, RATE_LIMIT_QUERY, assert_no_echo
 from tests.e2e.node_host import NodeHost

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_index.entry_text import ANSWER_END, ANSWER_START
+from journal_index.text.entry_text import ANSWER_END, ANSWER_START
 from tests.e2e.answers import DIRECT_NAME, codemode_call, result_text, script_output
 from tests.e2e.history import HISTORY, RATE_LIMIT_ENTRY, RATE_LIMIT_QUERY, RATE_LIMIT_SESSION, RATE_LIMIT_TEXT
 from tests.e2e.node_host import PI_VERSION

@@ -8,7 +8,7 @@ weight in turn (features, then the field × intent table; the order shuffled by 
 tried at a few values around its current one, and the best kept when it raises train MRR by at
 least MIN_GAIN (about half a question moved from rank 2 to 1, so one question's noise does not
 move a weight). Rounds repeat until none moves. ``--write`` stores the result in
-journal_index/ranking_weights.py with a note of the run.
+journal_index/query/ranking_weights.py with a note of the run.
 
 ``--ablate`` sets each factor to its neutral value (a feature's weight 0; a name or synonym
 multiplier 1 / 0; a field's weight 1 in every intent) and reports R@1, R@5 and MRR of the split,
@@ -28,8 +28,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from journal_index import ranking
-from journal_index.ranking_weights import FIELD_NAMES, FITTED
+from journal_index.query import ranking
+from journal_index.query.ranking_weights import FIELD_NAMES, FITTED
 from tests.eval.corpora import corpora, load_all_questions
 from tests.eval.run_eval import Built, Rank, built, figures, mrr_difference, rank_of, registered_format
 

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from journal_index.scope import Scope
-from journal_index.store import Store
+from journal_index.data.store import Store
+from journal_index.query.scope import Scope
 
 K1, B = 1.2, 0.75
 WORD_EDGE = re.compile(r"^\W+|\W+$")

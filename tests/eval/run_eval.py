@@ -39,13 +39,13 @@ from pathlib import Path
 from typing import Any
 
 import journal_index.formats
-from journal_index.call_sites import find_call
+from journal_index.data.store import Store, open_store
 from journal_index.formats import Entry, get_format
-from journal_index.hits import Hit
-from journal_index.indexer import discover, index_file, index_files
+from journal_index.indexing.indexer import discover, index_file, index_files
 from journal_index.query import Filters, Reader, search
-from journal_index.scope import resolve_scope
-from journal_index.store import Store, open_store
+from journal_index.query.hits import Hit
+from journal_index.query.scope import resolve_scope
+from journal_index.text.call_sites import find_call
 from tests.eval.corpora import EVAL_NOW_MS, Corpus, corpora, load_all_questions, load_questions
 from tests.eval.naive import NaiveSearch
 from tests.helpers import strings_in

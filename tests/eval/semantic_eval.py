@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from journal_index import embedder, fusion, semantic
+from journal_index.semantic import background as semantic
+from journal_index.semantic import embedder, fusion
 from tests.eval.corpora import corpora, load_all_questions
 from tests.eval.run_eval import Rank, bootstrap, built, figures, rank_of, registered_format
 

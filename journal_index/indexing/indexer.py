@@ -1,0 +1,239 @@
+"""Incremental indexing of journals from their stored byte cursors: the passes.
+
+This module runs passes: one journal (:func:`index_file`), or many (:func:`index_files`), in
+this process or, for a large pass, with parsing and redaction in worker processes while this
+process only checks journals and writes; and it finds the journals under the session roots.
+What one journal's pass does — the checks that decide whether it is read from its cursor or
+from byte 0, and the commits that keep the cursor with its rows — is
+:mod:`journal_index.indexing.journal_pass`. FTS merges and WAL checkpoints run between write
+transactions, never inside one (:mod:`journal_index.data.store`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from journal_index.data import index_sql
+from journal_index.data.store import Store
+from journal_index.formats import Root
+from journal_index.indexing.journal_pass import (
+    FileResult,
+    IndexReport,
+    Journal,
+    Writer,
+    index_serially,
+    never,
+    start_journal,
+)
+
+__all__ = ["FileResult", "IndexReport", "as_roots", "choose_workers", "discover", "index_file", "index_files",
+           "pending_bytes", "redo_journal"]
+
+# Parsing and redaction run in worker processes when a pass has at least this much to read and
+# the machine more than one core (the writer's SQLite work overlaps them); below it, starting
+# the workers would cost more than they save. JOURNAL_INDEX_WORKERS sets their number (0: none).
+WORKERS_MIN_BYTES = 16 << 20
+WORKERS_ENV = "JOURNAL_INDEX_WORKERS"
+# Two workers keep one writer busy (each parses ~30 MB/s of journal, the writer takes ~60), and
+# each holds ~70 MB by the end of a long pass (mostly RE2's DFA cache), so the whole stays
+# under 200 MB.
+MAX_WORKERS = 2
+# A pass that indexed this much, and at least 1/COMPACT_GROWTH of everything indexed, ends by
+# merging the FTS tables to one segment each and giving free pages back (Store.compact): the
+# smallest index, the fastest to query, and the whole rewrite is paid once per growth by 1/4.
+COMPACT_MIN_BYTES = 16 << 20
+COMPACT_GROWTH = 4
+
+
+def index_file(store: Store, path: str | os.PathLike[str], roots: Iterable[Root | str | os.PathLike[str]] = (),
+               rebuild: bool = False) -> FileResult:
+    """Bring the index of one journal up to date. Never raises for a bad or vanished file.
+
+    A journal already indexed keeps the format stored for it; a new one takes the format of
+    the root it lies in (``roots``), else the format that recognizes it. ``rebuild`` drops
+    what was indexed from the journal and indexes it from byte 0: a read found a line that no
+    longer carries its entry id, so nothing indexed from it is trusted (a rewrite can keep the
+    size, the mtime, the header and the tail).
+    """
+    journal, ready = start_journal(store, path, as_roots(roots), rebuild)
+    if not ready:
+        return journal.result
+    writer = Writer(store)
+    try:
+        for block in journal.blocks():
+            writer.add(journal, block, journal.extract(block))
+            if journal.conflicted:
+                break
+        writer.flush()
+    except OSError as exc:
+        journal.result.error = exc.strerror or str(exc)
+    finally:
+        journal.close()
+    return journal.result
+
+
+def redo_journal(store: Store, path: str | os.PathLike[str]) -> bool:
+    """Index ``path`` again from byte 0 (a read found a line that is not its entry: the journal
+    was rewritten under the index). True when that moved anything."""
+    result = index_file(store, path, rebuild=True)
+    return bool(result.reset or result.removed or result.entries > 0)
+
+
+def index_files(
+    store: Store,
+    paths: Iterable[str | os.PathLike[str]],
+    progress: Callable[[FileResult], None] | None = None,
+    roots: Iterable[Root | str | os.PathLike[str]] = (),
+    workers: int | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> IndexReport:
+    """Index many journals, small ones sharing transactions.
+
+    With ``workers`` (default: :func:`choose_workers`) journals are parsed and redacted in
+    worker processes while this process checks them and writes: what is committed is the same.
+    ``stop`` is asked between blocks: once it says True the pass ends, each journal started at
+    the block it reached (committed with its cursor, so the next pass resumes there; its result
+    counts what was indexed), the journals not started left alone (no result for them).
+    A pass that grew the index by a quarter or more ends with :meth:`Store.compact`.
+    """
+    report = IndexReport()
+    started = time.perf_counter()
+
+    def done(journal: Journal) -> None:
+        report.add(journal.result)
+        if progress is not None:
+            progress(journal.result)
+
+    writer = Writer(store, done)
+    listed = [os.fspath(p) for p in paths]
+    rooted = as_roots(roots)
+    count = choose_workers(store, listed) if workers is None else workers
+    stop = stop or never
+    try:
+        if count > 0:
+            from journal_index.indexing.index_workers import index_in_workers  # its imports cost a search ~15 ms
+
+            index_in_workers(store, listed, rooted, writer, count, stop)
+        else:
+            index_serially(store, listed, rooted, writer, stop)
+        writer.flush()
+    finally:
+        for journal in writer.finished:
+            journal.close()
+    if report.bytes >= COMPACT_MIN_BYTES and report.bytes * COMPACT_GROWTH >= index_sql.indexed_bytes(store):
+        store.compact()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def choose_workers(store: Store, paths: list[str]) -> int:
+    """How many worker processes a pass over ``paths`` should use (0: parse in this process):
+    JOURNAL_INDEX_WORKERS if set, else up to MAX_WORKERS when the machine has several cores and
+    the pass WORKERS_MIN_BYTES to read."""
+    given = os.environ.get(WORKERS_ENV, "").strip()
+    if given:
+        try:
+            return max(0, int(given))
+        except ValueError:
+            pass
+    n = cores()
+    if n < 2 or os.name != "posix":  # workers talk over inherited pipe file descriptors
+        return 0
+    todo = 0
+    for pending in pending_bytes(store, paths):
+        todo += pending
+        if todo >= WORKERS_MIN_BYTES:
+            return min(n, MAX_WORKERS)
+    return 0
+
+
+NOT_INDEXED = index_sql.FileStamp(0, None, None, None, None)
+
+
+def pending_bytes(store: Store, paths: list[str]) -> Iterator[int]:
+    """For each path, about how many bytes a pass would read: none when size and mtime are as
+    indexed, from the cursor when it grew, all of it when it shrank or is another file now
+    (0 for a vanished file)."""
+    known = index_sql.file_stamps(store)
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            yield 0
+            continue
+        cursor, size, mtime_ns, dev, ino = known.get(os.path.abspath(path), NOT_INDEXED)
+        if ino is not None and (dev, ino) != (st.st_dev, st.st_ino):
+            yield st.st_size
+        elif size == st.st_size and mtime_ns == st.st_mtime_ns:
+            yield 0
+        else:
+            yield st.st_size - cursor if st.st_size >= cursor else st.st_size
+
+
+def as_roots(roots: Iterable[Root | str | os.PathLike[str]]) -> list[Root]:
+    """Roots as given (plain folders mean "any format"), with absolute paths."""
+    out = []
+    for root in roots:
+        if isinstance(root, Root):
+            out.append(Root(Path(os.path.abspath(root.path)), root.format))
+        else:
+            out.append(Root(Path(os.path.abspath(os.fspath(root)))))
+    return out
+
+
+def _within(path: str, folders: list[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+def discover(roots: Iterable[Root | str | os.PathLike[str]]) -> list[str]:
+    """Every ``*.jsonl`` under the roots, newest first (by mtime).
+
+    Symlinks are followed only where their real path stays inside the roots (a link out,
+    say to /etc/passwd, is never read), and one real file is listed once, under its own
+    path when that is reachable, else under its first path in name order.
+    """
+    rooted = [r for r in as_roots(roots) if r.path.is_dir()]
+    real_roots = [os.path.realpath(r.path) for r in rooted]
+    by_file: dict[tuple[int, int], tuple[int, str]] = {}
+    seen_dirs: set[tuple[int, int]] = set()
+    for root in rooted:
+        for dirpath, dirnames, filenames in os.walk(root.path, followlinks=True):
+            real_dir = os.path.realpath(dirpath)
+            try:
+                st = os.stat(dirpath)
+            except OSError:
+                dirnames[:] = []
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen_dirs or not _within(real_dir, real_roots):
+                dirnames[:] = []  # a loop, a second way to one folder, or a link out of the roots
+                continue
+            seen_dirs.add(key)
+            dirnames.sort()
+            for name in sorted(filenames):
+                if not name.endswith(".jsonl"):
+                    continue
+                full = os.path.abspath(os.path.join(dirpath, name))
+                real = os.path.realpath(full)
+                if not _within(real, real_roots):
+                    continue
+                try:
+                    fst = os.stat(full)
+                except OSError:
+                    continue
+                file_key = (fst.st_dev, fst.st_ino)
+                kept = by_file.get(file_key)
+                if kept is None or (full == real and kept[1] != real):
+                    by_file[file_key] = (fst.st_mtime_ns, full)
+    found = sorted(by_file.values(), key=lambda item: (-item[0], item[1]))
+    return [path for _, path in found]

@@ -1,0 +1,96 @@
+"""Echoes: a later entry that repeats an earlier candidate's words ranks below that entry.
+
+Models paste earlier answers of ours into their replies ("the index says: [2] … We need
+personal API tokens …"), and people paste what they saw. Such a copy holds the words of the
+entry it copies, is newer (age damping favours it) and often holds more of the question's
+words, so it outranked the original: searches then returned copies of copies. Our signed
+answers are never indexed (entry_text.strip_our_answers), but a reply quoting part of one is
+the model's own text.
+
+At query time, a candidate said by a person or a model (``COPY_KINDS``) that shares a run of
+at least ``RUN_WORDS`` words and ``RUN_CHARS`` characters, verbatim (whitespace aside: our
+excerpts collapse it), with an older candidate is a copy of it — when it is in another session
+than that candidate, or names its entry id as our answers do (a reply quoting a compacted turn
+of its own session). A model restating its own words a few entries later in the same turn is
+not an echo: its closing summary is often the answer. A copy found above its original gets the
+ranking's ``copy`` factor (a fitted penalty, ranking.py); it is kept, not dropped: its own words
+may say more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from journal_index.query.hits import Hit
+
+RUN_WORDS = 10
+RUN_CHARS = 60
+# The candidates compared: more than a page, so an original ranked low is still found (copies
+# outrank it by recency, 5.5 and 4.3 against 1.06 once).
+WINDOW = 30
+# Where pastes land. Tool output repeating an older one (a file read twice) is not an echo: the
+# newer read is the current state of the file.
+COPY_KINDS = frozenset({"assistant", "user"})
+
+SHORT_ID = 8  # an entry id is named by at least its first 8 characters (as people see it)
+
+TextOf = Callable[[Hit], str | None]
+
+
+def _runs(words: list[str]) -> dict[int, int]:
+    """hash of each run of RUN_WORDS words long enough → where the run starts."""
+    if len(words) < RUN_WORDS:
+        return {}
+    lengths = [len(w) for w in words]
+    # zip over shifted lists: the runs are built and hashed in C, not word by word in Python
+    runs = map(hash, zip(*(words[i:] for i in range(RUN_WORDS)), strict=False))
+    sizes = map(sum, zip(*(lengths[i:] for i in range(RUN_WORDS)), strict=False))
+    return {run: start for start, (run, size) in enumerate(zip(runs, sizes, strict=False))
+            if size + RUN_WORDS - 1 >= RUN_CHARS}
+
+
+def _copied(copy: list[str], runs: dict[int, int], original: list[str]) -> bool:
+    """Does ``copy`` (whose runs are ``runs``) repeat a run of ``original`` word for word?"""
+    for run in zip(*(original[i:] for i in range(RUN_WORDS)), strict=False):
+        at = runs.get(hash(run))
+        if at is not None and tuple(copy[at:at + RUN_WORDS]) == run:
+            return True
+    return False
+
+
+def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
+    """id() of each copy among the first ``limit`` hits → the oldest candidate of the first
+    WINDOW it repeats and that ranks below it."""
+    window = ranked[:WINDOW]
+    position = {id(h): n for n, h in enumerate(window)}
+    copies = [h for h in window[:limit] if h.kind in COPY_KINDS and h.ts is not None]
+    if not copies:
+        return {}
+    words: dict[int, list[str]] = {}
+
+    def words_of(hit: Hit) -> list[str]:
+        if id(hit) not in words:
+            words[id(hit)] = (text_of(hit) or "").split()
+        return words[id(hit)]
+
+    def may_copy(copy: Hit, original: Hit) -> bool:
+        if copy.session_id != original.session_id:
+            return True
+        named = original.entry_id[:SHORT_ID]
+        return any(named in word for word in words_of(copy))
+
+    found: dict[int, Hit] = {}
+    for copy in copies:
+        when = copy.ts or 0
+        below = sorted((h for h in window if position[id(h)] > position[id(copy)] and h.ts is not None
+                        and h.ts < when and h.entry_id != copy.entry_id), key=lambda h: h.ts or 0)
+        if not below:
+            continue
+        runs = _runs(words_of(copy))
+        if not runs:
+            continue
+        for original in below:
+            if may_copy(copy, original) and _copied(words_of(copy), runs, words_of(original)):
+                found[id(copy)] = original
+                break
+    return found

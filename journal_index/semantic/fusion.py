@@ -1,0 +1,74 @@
+"""Recall by meaning where words fall short: reciprocal-rank fusion of the lexical ranking with
+the entries nearest in meaning (the optional semantic layer: journal_index/semantic/background.py writes
+the vectors, journal_index/semantic/vectors.py reads them).
+
+It applies only when the lexical ranking's best hits do not hold every word of the question
+(its match is not "all"): a question whose words are all found is answered by them, and an
+identifier or an exact phrase keeps its rank. Without the `semantic` extra, with no vectors in
+the index, or with ``JOURNAL_INDEX_SEMANTIC=off``, the ranking is returned as it came, the
+same list.
+
+``JOURNAL_INDEX_SEMANTIC``: ``off`` (the default: the layer did not pay on the eval's train
+split); ``gated`` turns it on; ``ungated`` fuses every query (for measuring the gate only). With
+it off, `watch` and the MCP server embed nothing either.
+"""
+
+from __future__ import annotations
+
+import os
+
+from journal_index.data.store import Store
+from journal_index.query.hits import Filters, Hit
+from journal_index.semantic import embedder
+
+MODES = ("off", "gated", "ungated")
+# Off unless asked for: on the eval's train split no setting gained (the lexical ranking finds
+# 99 % there at rank 5), and the ones that fuse more lost questions (benchmarks/semantic_results/README.md).
+DEFAULT_MODE = "off"
+ENV = "JOURNAL_INDEX_SEMANTIC"
+DEPTH = 50  # the lexical candidates fused, and as many nearest by meaning
+RRF_K = 60  # 1 / (RRF_K + rank): the usual constant; a rank's weight falls slowly
+# Chosen on the train split among 1, 0.5, 0.25 and 0.1 with 0 or 3 kept: the least harm (equal weight
+# moved tool results the question named below said words that merely sound alike).
+SEMANTIC_WEIGHT = 0.25  # a rank by meaning counts this much against one by words
+KEEP = 3  # the first lexical hits stay in place, above the fusion
+
+
+def mode() -> str:
+    """The layer's mode: "off" unless the extra is installed; else the environment's choice."""
+    chosen = os.environ.get(ENV, DEFAULT_MODE).strip().lower()
+    if chosen not in MODES:
+        raise ValueError(f"{ENV}={chosen!r}: expected one of {', '.join(MODES)}")
+    return chosen if chosen == "off" or embedder.installed() else "off"
+
+
+def words_fall_short(ranked: list[Hit], limit: int) -> bool:
+    """Whether none of the hits a page would show holds every word (the match would be "any")."""
+    return not any(h.complete for h in ranked[:limit])
+
+
+def fuse(store: Store, ranked: list[Hit], query: str, filters: Filters, limit: int) -> list[Hit]:
+    """The lexical ranking, or (the layer on, and the gate open) its first KEEP hits, then its
+    next DEPTH candidates and the DEPTH nearest by meaning in weighted reciprocal-rank fusion,
+    then the rest of it. A fused hit's score is its fusion score, the order's key."""
+    chosen = mode()
+    if chosen == "off" or not query.strip() or (chosen == "gated" and not words_fall_short(ranked, limit)):
+        return ranked
+    from journal_index.semantic import vectors  # NumPy and the model load only when used
+
+    if not vectors.has_vectors(store):
+        return ranked
+    kept = ranked[:KEEP]
+    lexical = ranked[KEEP:KEEP + DEPTH]
+    held = {h.rowid for h in kept}
+    near = [h for h in vectors.nearest(store, query, filters, DEPTH + KEEP) if h.rowid not in held][:DEPTH]
+    score: dict[int, float] = {}
+    hit_of: dict[int, Hit] = {}
+    for hits, weight in ((lexical, 1.0), (near, SEMANTIC_WEIGHT)):
+        for rank, hit in enumerate(hits, 1):
+            score[hit.rowid] = score.get(hit.rowid, 0.0) + weight / (RRF_K + rank)
+            hit_of.setdefault(hit.rowid, hit)  # the lexical hit, with what ranking found, when both have it
+    fused = sorted(hit_of.values(), key=lambda h: -score[h.rowid])
+    for hit in fused:
+        hit.score = score[hit.rowid]
+    return kept + fused + [h for h in ranked[KEEP + DEPTH:] if h.rowid not in hit_of]
