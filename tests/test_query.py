@@ -585,3 +585,15 @@ def test_what_a_named_file_showed_is_the_output_of_the_call_naming_it(store: Sto
 
 
 # How questions are read (intent, freshness, names) is tested in test_question.py.
+
+
+def test_the_hit_columns_name_hits_fields_in_their_order() -> None:
+    import dataclasses
+
+    from journal_index.query.hits import HIT_SOURCES, Hit
+
+    names = [name for name, _ in HIT_SOURCES]
+    # A row fills Hit's fields by position: the first ones, then (in ranking) the score.
+    assert names + ["score"] == [f.name for f in dataclasses.fields(Hit)][: len(names) + 1]
+    assert all(sql.split(".", 1)[1] == name for name, sql in HIT_SOURCES)  # each column is its field
+

@@ -156,10 +156,18 @@ class SearchResult:
         return out
 
 
-HIT_COLUMNS = ("e.rowid, e.entry_id, e.ts, e.kind, e.role, e.tool, e.offset, e.length, "
-                "f.path, f.session_id, f.cwd, f.format, e.link_offset, e.link_length, e.file_id")
+# Where each of a Hit's first fields comes from (entries ``e`` joined to files ``f``), by name:
+# the SELECT list is made from it, and a test holds it to Hit's own field order, so a row can
+# be passed to Hit positionally (thousands per search) and still mean what its columns say.
+HIT_SOURCES: tuple[tuple[str, str], ...] = (
+    ("rowid", "e.rowid"), ("entry_id", "e.entry_id"), ("ts", "e.ts"), ("kind", "e.kind"), ("role", "e.role"),
+    ("tool", "e.tool"), ("offset", "e.offset"), ("length", "e.length"), ("path", "f.path"),
+    ("session_id", "f.session_id"), ("cwd", "f.cwd"), ("format", "f.format"), ("link_offset", "e.link_offset"),
+    ("link_length", "e.link_length"), ("file_id", "e.file_id"),
+)
+HIT_COLUMNS = ", ".join(sql for _, sql in HIT_SOURCES)
 
 
 def hits_of(rows: list[tuple[Any, ...]]) -> list[Hit]:
-    """Rows of HIT_COLUMNS (optionally followed by a score) as Hits."""
+    """Rows of HIT_COLUMNS (optionally followed by a score: Hit's next field) as Hits."""
     return [Hit(*row) for row in rows]
