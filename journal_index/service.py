@@ -67,6 +67,8 @@ class Caller:
     max_scope: str = "global"
     current: SessionRef | None = None  # the agent's own session (its journal)
     live: tuple[int, int] | None = None  # (file id, byte offset) of what the agent still holds
+    # How this front end's user asks to keep to the folder, named in the note of a widened request.
+    project_option: str = "--scope project"
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ class Service:
             # A person in a folder with no sessions of its own most likely wants everything.
             scope = resolve_scope(self.store, "global")
             note = (f"(no sessions were recorded in {redact(caller.cwd)} or below; showing all projects — "
-                    "--scope project keeps to this folder)")
+                    f"{caller.project_option} keeps to this folder)")
         filters = Filters(
             scope=scope,
             since=_time(request.since, end=False),

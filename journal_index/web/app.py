@@ -93,7 +93,7 @@ class WebView:
                            "use fewer common words, a narrower scope or a time range") from None
 
     def caller(self, params: views.Params) -> Caller:
-        return Caller(cwd=params.one("cwd") or self.cwd)
+        return Caller(cwd=params.one("cwd") or self.cwd, project_option="the scope “project”")
 
     def close(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
