@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -180,18 +181,7 @@ def test_watch_embeds_in_the_background(home: Path, tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "journal_index", "--db", str(db), "--sessions", str(home),
                              "watch", "--rescan", "1"], stdout=subprocess.DEVNULL, stderr=log.open("wb"), env=env)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, log.read_text()
-            if db.exists():
-                store = open_store(str(db))
-                try:
-                    if store.value("SELECT count(*) FROM entry_vectors") and semantic.pending_count(store) == 0:
-                        break
-                finally:
-                    store.conn.close()
-            time.sleep(0.5)
-        else:
+        if not _embedded_within(db, 120, lambda: proc.poll() is None):
             raise AssertionError(f"watch embedded nothing within 120 s:\n{log.read_text()}")
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -208,17 +198,24 @@ def test_the_mcp_servers_freshener_embeds_after_its_passes(home: Path, tmp_path:
     freshener = Freshener(str(db), [Root(home)])
     freshener.start()
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if freshener.passes and db.exists():
-                store = open_store(str(db))
-                try:
-                    if store.value("SELECT count(*) FROM entry_vectors") and semantic.pending_count(store) == 0:
-                        break
-                finally:
-                    store.conn.close()
-            time.sleep(0.5)
-        else:
+        if not _embedded_within(db, 120, lambda: True, ready=lambda: bool(freshener.passes)):
             raise AssertionError(f"the Freshener embedded nothing within 120 s ({freshener.status()})")
     finally:
         freshener.stop(wait_seconds=30)
+
+def _embedded_within(db: Path, seconds: float, alive: Callable[[], bool],
+                     ready: Callable[[], bool] = lambda: True) -> bool:
+    """Whether, within ``seconds`` (while ``alive``), the index at ``db`` holds vectors and none
+    is pending: the background embedding has run to its end."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert alive(), "the embedding process ended"
+        if ready() and db.exists():
+            store = open_store(str(db))
+            try:
+                if store.value("SELECT count(*) FROM entry_vectors") and semantic.pending_count(store) == 0:
+                    return True
+            finally:
+                store.conn.close()
+        time.sleep(0.5)
+    return False

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agent_homes import AGENT_FIXTURES, first_cwd, home_env, place_claude, place_codex
+from tests.helpers import load_secrets
 
 PI_JOURNALS = Path("/work/shared/pi-journals")
 PI_SESSIONS = PI_JOURNALS / "sessions"
@@ -124,13 +125,7 @@ def copy_pi_corpus(home: Path) -> list[Path]:
 
 
 def secrets() -> list[str]:
-    data = json.loads((PI_JOURNALS / "SECRETS.json").read_text())
-    values = []
-    for secret in data["secrets"]:
-        values.append(secret["value"])
-        if secret.get("probe"):
-            values.append(secret["probe"])
-    return values
+    return load_secrets(PI_JOURNALS)
 
 
 def unique_word(prefix: str, n: int) -> str:
