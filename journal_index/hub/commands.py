@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
-import orjson
 
+from journal_index.cli.app import emit_json, json_option
 from journal_index.hub import shares as registry
 from journal_index.hub.connection import HubError, connect, failure_line, host_name, hub_url, is_hub_failure, shown_url
 from journal_index.redact import redact
@@ -26,7 +26,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _emit(data: Any) -> None:
-    click.echo(orjson.dumps(render.redact_json(data), option=orjson.OPT_INDENT_2).decode())
+    emit_json(render.redact_json(data))
 
 
 def _now() -> str:
@@ -126,7 +126,7 @@ def _refresh_local(app: Any) -> None:
 
 @hub.command(name="push")
 @hub_url_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@json_option
 @click.pass_obj
 @hub_errors
 def push_cmd(app: Any, hub: str | None, as_json: bool) -> None:
@@ -155,7 +155,7 @@ def push_cmd(app: Any, hub: str | None, as_json: bool) -> None:
 
 @hub.command(name="status")
 @hub_url_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@json_option
 @click.pass_obj
 @hub_errors
 def status_cmd(app: Any, hub: str | None, as_json: bool) -> None:
