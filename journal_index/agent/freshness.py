@@ -31,7 +31,7 @@ from journal_index.data import index_sql
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Root, choose_format, open_journal
 from journal_index.indexing import backfill
-from journal_index.indexing.indexer import discover, pending_bytes
+from journal_index.indexing.indexer import NOT_INDEXED, discover_stats, unread_bytes
 from journal_index.indexing.journal_blocks import HEAD_BYTES
 from journal_index.semantic import fusion
 
@@ -88,14 +88,17 @@ def _is_journal(path: str, roots: list[Root]) -> bool:
 def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = ()) -> Pending:
     """Journals under ``roots`` (but ``skip``) that the index does not hold as they are now."""
     rooted = [r for r in roots if r.path.is_dir()]
-    paths = discover(rooted)
-    known = set(index_sql.known_paths(store))
+    # Once per call of the agent tool: one walk that keeps each journal's stat, one query.
+    found = discover_stats(rooted)
+    known = index_sql.file_stamps(store)
     skipped = {os.path.abspath(p) for p in skip}
     out = Pending()
-    for path, size in zip(paths, pending_bytes(store, paths), strict=True):
+    for path, st in found:
+        stamp = known.get(path)
+        size = unread_bytes(stamp or NOT_INDEXED, st)
         if size <= 0 or path in skipped:
             continue
-        if path in known:
+        if stamp is not None:
             out.grown += 1
         elif _is_journal(path, rooted):
             out.unseen += 1

@@ -30,7 +30,7 @@ from journal_index.indexing.journal_pass import (
 )
 
 __all__ = ["FileResult", "IndexReport", "as_roots", "choose_workers", "discover", "index_file", "index_files",
-           "pending_bytes", "redo_journal"]
+           "pending_bytes", "unread_bytes", "discover_stats", "redo_journal"]
 
 # Parsing and redaction run in worker processes when a pass has at least this much to read and
 # the machine more than one core (the writer's SQLite work overlaps them); below it, starting
@@ -171,13 +171,18 @@ def pending_bytes(store: Store, paths: list[str]) -> Iterator[int]:
         except OSError:
             yield 0
             continue
-        cursor, size, mtime_ns, dev, ino = known.get(os.path.abspath(path), NOT_INDEXED)
-        if ino is not None and (dev, ino) != (st.st_dev, st.st_ino):
-            yield st.st_size
-        elif size == st.st_size and mtime_ns == st.st_mtime_ns:
-            yield 0
-        else:
-            yield st.st_size - cursor if st.st_size >= cursor else st.st_size
+        yield unread_bytes(known.get(os.path.abspath(path), NOT_INDEXED), st)
+
+
+def unread_bytes(stamp: index_sql.FileStamp, st: os.stat_result) -> int:
+    """How many bytes of a journal (as ``st`` says it is now) a pass would read, given what the
+    index recorded of it (:data:`NOT_INDEXED` for a journal it never saw)."""
+    cursor, size, mtime_ns, dev, ino = stamp
+    if ino is not None and (dev, ino) != (st.st_dev, st.st_ino):
+        return st.st_size
+    if size == st.st_size and mtime_ns == st.st_mtime_ns:
+        return 0
+    return st.st_size - cursor if st.st_size >= cursor else st.st_size
 
 
 def as_roots(roots: Iterable[Root | str | os.PathLike[str]]) -> list[Root]:
@@ -202,38 +207,60 @@ def discover(roots: Iterable[Root | str | os.PathLike[str]]) -> list[str]:
     say to /etc/passwd, is never read), and one real file is listed once, under its own
     path when that is reachable, else under its first path in name order.
     """
+    return [path for path, _ in discover_stats(roots)]
+
+
+def discover_stats(roots: Iterable[Root | str | os.PathLike[str]]) -> list[tuple[str, os.stat_result]]:
+    """:func:`discover`, with each file's ``stat`` as it was seen (so that a caller comparing
+    sizes with the index need not stat every journal a second time).
+
+    The agent tool runs this on every call, so it avoids ``realpath`` per file: the real path of
+    an entry that is not a symlink is its folder's real path joined with its name.
+    """
     rooted = [r for r in as_roots(roots) if r.path.is_dir()]
     real_roots = [os.path.realpath(r.path) for r in rooted]
-    by_file: dict[tuple[int, int], tuple[int, str]] = {}
+    by_file: dict[tuple[int, int], tuple[int, str, os.stat_result]] = {}
     seen_dirs: set[tuple[int, int]] = set()
     for root in rooted:
-        for dirpath, dirnames, filenames in os.walk(root.path, followlinks=True):
-            real_dir = os.path.realpath(dirpath)
+        folder = os.fspath(root.path)
+        stack = [(folder, os.path.realpath(folder))]  # depth first, folders in name order, as os.walk
+        while stack:
+            dirpath, real_dir = stack.pop()
             try:
                 st = os.stat(dirpath)
             except OSError:
-                dirnames[:] = []
                 continue
             key = (st.st_dev, st.st_ino)
             if key in seen_dirs or not _within(real_dir, real_roots):
-                dirnames[:] = []  # a loop, a second way to one folder, or a link out of the roots
-                continue
+                continue  # a loop, a second way to one folder, or a link out of the roots
             seen_dirs.add(key)
-            dirnames.sort()
-            for name in sorted(filenames):
-                if not name.endswith(".jsonl"):
+            try:
+                with os.scandir(dirpath) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue
+            folders = []
+            for entry in entries:
+                linked = entry.is_symlink()
+                full = os.path.join(dirpath, entry.name)
+                real = os.path.realpath(full) if linked else os.path.join(real_dir, entry.name)
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    folders.append((full, real))
                     continue
-                full = os.path.abspath(os.path.join(dirpath, name))
-                real = os.path.realpath(full)
-                if not _within(real, real_roots):
+                if not entry.name.endswith(".jsonl") or (linked and not _within(real, real_roots)):
                     continue
                 try:
-                    fst = os.stat(full)
+                    fst = entry.stat()
                 except OSError:
                     continue
                 file_key = (fst.st_dev, fst.st_ino)
                 kept = by_file.get(file_key)
                 if kept is None or (full == real and kept[1] != real):
-                    by_file[file_key] = (fst.st_mtime_ns, full)
+                    by_file[file_key] = (fst.st_mtime_ns, full, fst)
+            stack.extend(reversed(folders))
     found = sorted(by_file.values(), key=lambda item: (-item[0], item[1]))
-    return [path for _, path in found]
+    return [(path, st) for _, path, st in found]

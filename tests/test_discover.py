@@ -1,0 +1,61 @@
+"""discover() walks with scandir and skips realpath for entries that are not links: it must list
+exactly what a walk that resolves every path lists (the plain, slow way), links and loops included."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from journal_index.indexing.indexer import discover, discover_stats
+
+
+def _resolving_walk(roots: list[Path]) -> list[str]:
+    """The plain way: os.walk, realpath of every folder and file."""
+    real_roots = [os.path.realpath(r) for r in roots]
+
+    def within(path: str) -> bool:
+        return any(path == f or path.startswith(f + os.sep) for f in real_roots)
+
+    by_file: dict[tuple[int, int], tuple[int, str]] = {}
+    seen: set[tuple[int, int]] = set()
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+            st = os.stat(dirpath)
+            if (st.st_dev, st.st_ino) in seen or not within(os.path.realpath(dirpath)):
+                dirnames[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            dirnames.sort()
+            for name in sorted(filenames):
+                full = os.path.abspath(os.path.join(dirpath, name))
+                real = os.path.realpath(full)
+                if not name.endswith(".jsonl") or not within(real) or not os.path.exists(full):
+                    continue
+                fst = os.stat(full)
+                kept = by_file.get((fst.st_dev, fst.st_ino))
+                if kept is None or (full == real and kept[1] != real):
+                    by_file[(fst.st_dev, fst.st_ino)] = (fst.st_mtime_ns, full)
+    return [p for _, p in sorted(by_file.values(), key=lambda item: (-item[0], item[1]))]
+
+
+def test_discover_lists_what_a_resolving_walk_lists(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    for folder in (root / "a" / "deep", root / "b", outside):
+        folder.mkdir(parents=True)
+    for n, path in enumerate([root / "a" / "one.jsonl", root / "a" / "deep" / "two.jsonl",
+                              root / "b" / "three.jsonl", outside / "secret.jsonl", root / "notes.txt"]):
+        path.write_text("{}\n")
+        os.utime(path, ns=(10**18 + n, 10**18 + n))
+    (root / "b" / "again.jsonl").symlink_to(root / "a" / "one.jsonl")  # a second name: listed once
+    (root / "link-a").symlink_to(root / "a")  # a second way into a folder
+    (root / "out").symlink_to(outside)  # a folder link out of the roots
+    (root / "b" / "out.jsonl").symlink_to(outside / "secret.jsonl")  # a file link out
+    (root / "a" / "deep" / "loop").symlink_to(root)  # a loop
+    (root / "b" / "broken.jsonl").symlink_to(tmp_path / "gone.jsonl")
+
+    found = discover([root])
+    assert found == _resolving_walk([root])
+    assert not any("secret" in p or "out" in os.path.basename(p) for p in found)
+    assert len(found) == 3
+    assert [p for p, _ in discover_stats([root])] == found
+    assert all(st.st_size == os.stat(p).st_size for p, st in discover_stats([root]))
