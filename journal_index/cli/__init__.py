@@ -18,6 +18,7 @@ import click
 
 from journal_index import __version__, query
 from journal_index.cli import agent as cli_agent
+from journal_index.cli import hub
 from journal_index.cli.app import (
     CONTEXT_SETTINGS,
     App,
@@ -33,7 +34,6 @@ from journal_index.config import (
     SCOPES,
 )
 from journal_index.data.store import open_store, remove_db_files
-from journal_index.hub import commands as hub
 from journal_index.indexing import indexer
 from journal_index.query.conversation import MAX_CONTEXT
 from journal_index.query.scope import resolve_scope

@@ -16,10 +16,13 @@ it off, `watch` and the MCP server embed nothing either.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from journal_index.data.store import Store
-from journal_index.query.hits import Filters, Hit
 from journal_index.semantic import embedder
+
+if TYPE_CHECKING:  # the query side imports this module: a run-time import back would be a cycle
+    from journal_index.query.hits import Filters, Hit
 
 MODES = ("off", "gated", "ungated")
 # Off unless asked for: on the eval's train split no setting gained (the lexical ranking finds
