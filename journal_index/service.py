@@ -97,6 +97,8 @@ class ReadRequest:
     context: int | None = None
     offset: int = 0
     page_chars: int = query.PAGE_CHARS
+    before: int | None = None  # of a whole session: the page ending just before this entry
+    thinking_apart: bool = False  # of a session or an entry in its place: thinking under "thinking"
 
 
 @dataclass
@@ -253,10 +255,12 @@ class Service:
                                    f"session {redact(request.session or '')} is not in {scope_words(scope)}",
                                    "use --scope global" if caller.person else "use scope 'global'")
             return conversation.read_session(self.store, session, offset=request.offset, roots=self.roots,
-                                             reindex=self.reindex)
+                                             reindex=self.reindex, before=request.before,
+                                             apart=request.thinking_apart)
         if request.context is not None:
             return conversation.read_context(self.store, request.entry_id, scope, request.context, session=session,
-                                             roots=self.roots, prefer=here, reindex=self.reindex)
+                                             roots=self.roots, prefer=here, reindex=self.reindex,
+                                             apart=request.thinking_apart)
         return query.read(self.store, request.entry_id, scope, session=session, offset=request.offset,
                           page_chars=request.page_chars, roots=self.roots, prefer=here, reindex=self.reindex)
 

@@ -18,7 +18,7 @@ from journal_index.data.store import Store
 from journal_index.formats import AgentHints, Entry, Root, SessionName, Skip, ToolCall, choose_format, claude
 from journal_index.indexing.extract import Extractor
 from journal_index.indexing.indexer import index_file
-from journal_index.text.entry_text import entry_text
+from journal_index.text.entry_text import entry_text, thinking_apart
 from tests.agent_homes import (
     AGENT_FIXTURES,
     RealHome,
@@ -432,3 +432,17 @@ def test_real_transcripts_per_agent_status(real_home: RealHome) -> None:
     _home, env, placed = real_home
     assert_agent_status(env, "claude", len(placed), sum(sum(expected_claude_counts(s).values()) for s in placed))
 
+
+
+def test_thinking_stays_among_the_parts_and_a_view_can_set_it_apart() -> None:
+    entry = parse(assistant({"type": "text", "text": "First this."},
+                            {"type": "thinking", "thinking": "weigh the options", "signature": "EqQBsig"},
+                            {"type": "text", "text": "Then that."}))
+    assert isinstance(entry, Entry)
+    # What is indexed and searched is as before: every part in block order, thinking included.
+    assert entry.parts == ["First this.", "weigh the options", "Then that."]
+    assert entry_text(entry, None) == "First this.\nweigh the options\nThen that."
+    assert entry.thinking_at == [1] and entry.thinking == ["weigh the options"]
+    assert thinking_apart(entry, None) == ("First this.\nThen that.", ["weigh the options"])
+    plain = parse(assistant({"type": "text", "text": "Only words."}))
+    assert isinstance(plain, Entry) and thinking_apart(plain, None) == ("Only words.", [])

@@ -82,6 +82,7 @@ def test_assistant_words_reasoning_summaries_and_their_repeats() -> None:
     summary = parse(item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Checking tests"}],
                           "content": None, "encrypted_content": "gAAAAB-secret"}))
     assert isinstance(summary, Entry) and summary.text == "Checking tests"
+    assert summary.thinking == ["Checking tests"] and said.thinking == []  # a view folds reasoning apart
     assert parse(item({"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "x"}],
                        "encrypted_content": "gAAAAB"})) is Skip.NOT_INDEXED
     assert parse(event({"type": "agent_message", "message": "The fix was a retry."})) is Skip.NOT_INDEXED

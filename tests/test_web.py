@@ -14,6 +14,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from starlette.testclient import TestClient
 
+from journal_index.data.store import open_store
+from journal_index.indexing.indexer import as_roots, discover, index_files
 from journal_index.web.app import create_app
 from journal_index.web.security import cookie_name, url_with_token
 from tests.conftest import FIXTURES
@@ -366,3 +368,73 @@ def test_the_sessions_list_offers_more_when_it_is_full(browser: TestClient):
     assert parse_qs(urlsplit(more).query) == {"scope": ["global"], "limit": ["10"]}
     assert browser.get(more).text.count("<tr>") == 11
     assert 'rel="next"' not in browser.get("/sessions?scope=global&limit=100").text
+
+
+# -- thinking, and paging back --------------------------------------------------------------
+THOUGHT = ("01a0a9b1-d8c0-7020-b8d6-dc370f1d94dc", "28d68a1d")  # thinking, then a call; "hardcode" only there
+
+
+def test_thinking_is_folded_in_its_turn_and_still_found(browser: TestClient):
+    session_id, entry_id = THOUGHT
+    hits = browser.get("/api/search?q=hardcode&scope=global").json()["results"]
+    assert [h["entryId"] for h in hits][:1] == [entry_id]  # a word said only in thinking is searchable
+    page = browser.get(f"/session/pi/{session_id}").text
+    turn = page.split(f'id="{entry_id}">', 1)[1].split("</li>", 1)[0]
+    folded = re.search(r'<details class="thinking"><summary>thinking</summary><pre class="text">(.*?)</pre></details>',
+                       turn, re.S)
+    assert folded and "hardcode the key" in html.unescape(folded.group(1))
+    rest = turn[:folded.start()] + turn[folded.end():]
+    assert "hardcode" not in rest and 'class="text"' in rest  # shown once, folded; the call beside it
+    # Opened from the hit, the same fold.
+    at = browser.get(f"/session/pi/{session_id}?at={entry_id}").text
+    assert at.count('<details class="thinking">') == page.count('<details class="thinking">') >= 1
+
+
+def _ids(page: str) -> list[str]:
+    return re.findall(r'(?:<li class="turn [^"]*"|<details class="tool-result[^"]*") id="([^"]+)"', page)
+
+
+def _link(page: str, rel: str) -> str | None:
+    found = re.search(rf'<a href="([^"]+)" rel="{rel}">', page)
+    return html.unescape(found.group(1)) if found else None
+
+
+def test_a_long_session_opened_in_the_middle_pages_back_and_forth_without_gap_or_overlap(tmp_path: Path):
+    folder = tmp_path / "s" / "--w--"
+    folder.mkdir(parents=True)
+    order = [f"{i:08x}" for i in range(2_500)]
+    lines = [json.dumps({"type": "session", "version": 3, "id": "long1", "timestamp": "2026-09-01T10:00:00.000Z",
+                         "cwd": "/w"})]
+    lines += [json.dumps({"type": "message", "id": e, "parentId": None, "timestamp": "2026-09-01T10:00:01.000Z",
+                          "message": {"role": "user", "content": f"step {i} " + "of a long task " * 12}})
+              for i, e in enumerate(order)]
+    (folder / "j.jsonl").write_text("\n".join(lines) + "\n")
+    home = WebHome(tmp_path, tmp_path / "index.db", [tmp_path / "s"], tmp_path)
+    store = open_store(str(home.db))
+    try:
+        assert index_files(store, discover(home.folders), roots=as_roots(home.folders)).errors == []
+    finally:
+        store.close()
+    for client in _client(home):
+        assert client.get(url_with_token(BASE, TOKEN)).status_code == 200
+        middle = order[1_250]
+        opened = client.get(f"/session/pi/long1?at={middle}").text
+        shown = _ids(opened)
+        assert middle in shown and shown == order[order.index(shown[0]):order.index(shown[0]) + len(shown)]
+        earlier, later = _link(opened, "prev"), _link(opened, "next")
+        assert earlier and later and "earlier entries" in opened
+        seen = list(shown)
+        while earlier:  # back to the start: each page ends just before the one after it
+            page = client.get(earlier).text
+            ids = _ids(page)
+            assert ids and order.index(ids[-1]) + 1 == order.index(seen[0])
+            seen = ids + seen
+            earlier = _link(page, "prev")
+        while later:  # and on to the end
+            page = client.get(later).text
+            ids = _ids(page)
+            assert ids and order.index(ids[0]) == order.index(seen[-1]) + 1
+            seen += ids
+            later = _link(page, "next")
+        assert seen == order
+        assert len(seen) > 10 * len(shown)  # many pages each way, not one

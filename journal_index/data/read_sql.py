@@ -183,6 +183,12 @@ def entry_count(store: Store, file_id: int) -> int:
     return int(store.value("SELECT count(*) FROM entries WHERE file_id = ?", (file_id,), default=0) or 0)
 
 
+def entries_before(store: Store, file_id: int, offset: int) -> int:
+    """How many entries of the journal lie before byte ``offset``: an entry's place in its session."""
+    return int(store.value("SELECT count(*) FROM entries WHERE file_id = ? AND offset < ?", (file_id, offset),
+                           default=0) or 0)
+
+
 def journal_hits(store: Store, file_id: int, skip: int, limit: int) -> list[Hit]:
     """The journal's entries in file order, from the ``skip``-th on."""
     return hits_of(store.rows(f"{_HITS}e.file_id = ? ORDER BY e.offset LIMIT ? OFFSET ?", (file_id, limit, skip)))

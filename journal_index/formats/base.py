@@ -91,7 +91,8 @@ class Entry:
     """One indexable journal line, raw: its text is redacted (joined, so a secret cut in two
     still counts) before any term exists and before any text leaves the process.
 
-    ``parts`` is what was said (a prompt, a reply, a summary, a command typed); ``calls`` the
+    ``parts`` is what was said (a prompt, a reply, a summary, a command typed; readable thinking
+    included, its places in ``thinking_at``); ``calls`` the
     tool calls made (their names and arguments are shown by the generic code); ``output`` what
     a tool or command printed. Output and call arguments are the bulk of a journal: they are
     indexed apart, without positions.
@@ -110,6 +111,14 @@ class Entry:
     # compaction: the first entry still in the agent's context afterwards (None: this line)
     kept_from: str | None = None
     output: list[str] = field(default_factory=list)
+    # Which of ``parts`` are the agent's readable thinking (by index): they stay among the parts,
+    # in block order, so what is indexed and searched is the same; a view may fold them apart.
+    thinking_at: list[int] = field(default_factory=list)
+
+    @property
+    def thinking(self) -> list[str]:
+        """The parts that are thinking, in order."""
+        return [self.parts[i] for i in self.thinking_at]
 
     @property
     def text(self) -> str:

@@ -367,20 +367,21 @@ def _assistant(message: dict[str, Any], uuid: str, parent_id: str | None, ts: in
     content = message.get("content")
     parts: list[str] = []
     calls: list[ToolCall] = []
+    thinking_at: list[int] = []
     if isinstance(content, str):
         parts.append(content)
     elif isinstance(content, list):
         for block in content:
             if isinstance(block, dict):
-                _assistant_block(block, parts, calls)
+                _assistant_block(block, parts, calls, thinking_at)
     else:
         return Skip.MALFORMED
     if not calls and not any(p.strip() for p in parts):
         return Skip.NOT_INDEXED  # an empty or encrypted-only block: nothing a search could find
-    return Entry(uuid, parent_id, ts, "assistant", "assistant", None, parts, calls=calls)
+    return Entry(uuid, parent_id, ts, "assistant", "assistant", None, parts, calls=calls, thinking_at=thinking_at)
 
 
-def _assistant_block(block: dict[str, Any], parts: list[str], calls: list[ToolCall]) -> None:
+def _assistant_block(block: dict[str, Any], parts: list[str], calls: list[ToolCall], thinking_at: list[int]) -> None:
     kind = block.get("type")
     if kind == "text":
         if isinstance(block.get("text"), str):
@@ -388,6 +389,7 @@ def _assistant_block(block: dict[str, Any], parts: list[str], calls: list[ToolCa
     elif kind == "thinking":
         # redacted_thinking blocks (and empty thinking kept only for its signature) are opaque
         if isinstance(block.get("thinking"), str):
+            thinking_at.append(len(parts))
             parts.append(block["thinking"])
     elif kind in ("tool_use", "server_tool_use"):
         name, call_id = block.get("name"), block.get("id")

@@ -311,7 +311,7 @@ def _response_item(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, 
             text_of_blocks(summary, parts, ("summary_text",))
         if not any(p.strip() for p in parts):
             return Skip.NOT_INDEXED  # the content is encrypted; only the summary is readable
-        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts)
+        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts, thinking_at=list(range(len(parts))))
     if kind in ("function_call", "custom_tool_call", "web_search_call", "local_shell_call"):
         return _call(payload, entry_id, ts)
     if kind in ("function_call_output", "custom_tool_call_output"):

@@ -191,8 +191,9 @@ def newest_first_paths(paths: list[str]) -> list[str]:
 # -- lines --------------------------------------------------------------------------------------
 
 
-def _assistant_blocks(content: Any, parts: list[str], calls: list[ToolCall]) -> bool:
-    """Text, readable thinking and tool calls of an assistant message."""
+def _assistant_blocks(content: Any, parts: list[str], calls: list[ToolCall], thinking_at: list[int]) -> bool:
+    """Text, readable thinking (its places among the parts in ``thinking_at``) and tool calls
+    of an assistant message."""
     if not isinstance(content, list):
         return text_of_blocks(content, parts)
     for block in content:
@@ -209,6 +210,7 @@ def _assistant_blocks(content: Any, parts: list[str], calls: list[ToolCall]) -> 
             # Redacted or encrypted thinking carries no readable text worth a term.
             thinking = block.get("thinking")
             if not block.get("redacted") and isinstance(thinking, str):
+                thinking_at.append(len(parts))
                 parts.append(thinking)
         elif kind == "toolCall":
             _tool_call(block, parts, calls)
@@ -242,11 +244,12 @@ def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int 
     parts: list[str] = []
     output: list[str] = []
     calls: list[ToolCall] = []
+    thinking_at: list[int] = []
     tool: str | None = None
     answers: str | None = None
     content = message.get("content")
     if role == "assistant":
-        ok = _assistant_blocks(content, parts, calls)
+        ok = _assistant_blocks(content, parts, calls, thinking_at)
         error = message.get("errorMessage")
         if not parts and not calls and isinstance(error, str):
             parts.append(error)  # a failed request: what went wrong is what this entry says
@@ -271,7 +274,8 @@ def _message(obj: dict[str, Any], entry_id: str, parent_id: str | None, ts: int 
         ok = text_of_blocks(content, parts)
     if not ok:
         return Skip.MALFORMED
-    return Entry(entry_id, parent_id, ts, kind, role, tool, parts, calls=calls, answers=answers, output=output)
+    return Entry(entry_id, parent_id, ts, kind, role, tool, parts, calls=calls, answers=answers, output=output,
+                 thinking_at=thinking_at)
 
 
 def parse_line(line: bytes, offset: int) -> Parsed:

@@ -23,30 +23,43 @@ MAX_CONTEXT = 50
 _PAGE_ROWS = 400  # rows fetched per session page (a page holds far fewer at PAGE_CHARS)
 
 
-def _entry_json(hit: Hit, text: str | None, cut: int) -> dict[str, Any]:
-    """One entry of a conversation: who said it when, and its text cut to ``cut`` characters."""
-    shown = UNAVAILABLE if text is None else text[:cut]
+Shown = tuple[str, list[str]]  # an entry's redacted text, and its thinking when set apart
+
+
+def _entry_json(hit: Hit, shown: Shown | None, cut: int, apart: bool = False) -> dict[str, Any]:
+    """One entry of a conversation: who said it when, and its text cut to ``cut`` characters
+    (``apart``: its thinking apart, under ``thinking``, each part cut alike)."""
+    text = None if shown is None else shown[0]
     total = 0 if text is None else len(text)
-    return {
+    out: dict[str, Any] = {
         "entryId": hit.entry_id,
         "time": iso(hit.ts),
         "kind": hit.kind,
         "role": hit.role,
         "tool": hit.tool,
-        "text": shown,
+        "text": UNAVAILABLE if text is None else text[:cut],
         "totalChars": total,
         "cut": text is not None and total > cut,
     }
+    if apart:
+        out["thinking"] = [] if shown is None else [t[:cut] for t in shown[1]]
+    return out
 
 
 def _session_json(hit: Hit) -> dict[str, Any]:
     return {"sessionId": hit.session_id, "agent": hit.format, "cwd": hit.cwd}
 
 
-def _texts(store: Store, reader: Reader, hits: list[Hit]) -> list[str | None] | None:
-    """The verified texts of ``hits``, or None when a line turned out not to be its entry and
-    the journal was reindexed (the caller looks again, once)."""
-    texts = [reader.verified_text(hit) for hit in hits]
+def _texts(store: Store, reader: Reader, hits: list[Hit], apart: bool = False) -> list[Shown | None] | None:
+    """The verified texts of ``hits`` (``apart``: with their thinking apart), or None when a line
+    turned out not to be its entry and the journal was reindexed (the caller looks again, once)."""
+    texts: list[Shown | None] = []
+    for hit in hits:
+        if apart:
+            texts.append(reader.verified_apart(hit))
+        else:
+            text = reader.verified_text(hit)
+            texts.append(None if text is None else (text, []))
     missing = {hit.path for hit, text in zip(hits, texts, strict=True) if text is None}
     if not missing:
         return texts
@@ -62,10 +75,13 @@ def _neighbours(store: Store, target: Hit, count: int) -> list[Hit]:
 
 
 def read_context(store: Store, entry_id: str, scope: Scope, count: int, session: SessionRef | None = None,
-                 roots: Roots = None, prefer: Scope | None = None, reindex: Reindex | None = None) -> dict[str, Any]:
+                 roots: Roots = None, prefer: Scope | None = None, reindex: Reindex | None = None,
+                 apart: bool = False) -> dict[str, Any]:
     """The entry ``entry_id`` names (as :func:`query.read` finds it) with the ``count`` entries
     before and after it in its session, each cut to a few thousand characters (the entry
-    itself to a read page)."""
+    itself to a read page). ``apart``: each entry's thinking apart (the web view folds it).
+    ``offset`` is the place in the session of the first entry shown, ``totalEntries`` the
+    session's count: where the entries around lie, for a page before and after."""
     if not 0 <= count <= MAX_CONTEXT:
         raise QueryError(f"context must be 0 to {MAX_CONTEXT} entries")
     reader = Reader(store, roots, reindex)
@@ -75,49 +91,69 @@ def read_context(store: Store, entry_id: str, scope: Scope, count: int, session:
             return found
         target, _ = found
         around = _neighbours(store, target, count)
-        texts = _texts(store, reader, around)
+        texts = _texts(store, reader, around, apart)
         if texts is None:
             continue
         entries = []
         for hit, text in zip(around, texts, strict=True):
             is_target = hit.rowid == target.rowid
-            entry = _entry_json(hit, text, PAGE_CHARS if is_target else CONTEXT_ENTRY_CHARS)
+            entry = _entry_json(hit, text, PAGE_CHARS if is_target else CONTEXT_ENTRY_CHARS, apart)
             entry["target"] = is_target
             entries.append(entry)
         return {"status": "ok", "entryId": target.entry_id, **_session_json(target), "context": count,
-                "entries": entries}
+                "entries": entries, "offset": read_sql.entries_before(store, target.file_id, around[0].offset),
+                "totalEntries": read_sql.entry_count(store, target.file_id)}
     return {"status": "unavailable", "entryId": entry_id, "reason": "the journal changed while reading"}
 
 
+def _page(store: Store, reader: Reader, rows: list[Hit], page_chars: int, apart: bool) -> list[dict[str, Any]] | None:
+    """The entries of ``rows``, in their order, while they fit in ``page_chars`` (at least one);
+    None when the journal was rewritten (page again from the new index)."""
+    entries: list[dict[str, Any]] = []
+    used = 0
+    for hit in rows:
+        texts = _texts(store, reader, [hit], apart)
+        if texts is None:
+            return None
+        entry = _entry_json(hit, texts[0], SESSION_ENTRY_CHARS, apart)
+        size = len(entry["text"]) + sum(map(len, entry.get("thinking", ())))
+        if entries and used + size > page_chars:
+            break
+        entries.append(entry)
+        used += size
+    return entries
+
+
 def read_session(store: Store, session: SessionRef, offset: int = 0, page_chars: int = PAGE_CHARS,
-                 roots: Roots = None, reindex: Reindex | None = None) -> dict[str, Any]:
+                 roots: Roots = None, reindex: Reindex | None = None, before: int | None = None,
+                 apart: bool = False) -> dict[str, Any]:
     """A page of one session's entries in journal order, from the ``offset``-th entry on: as
-    many as fit in ``page_chars`` characters (at least one), each cut to SESSION_ENTRY_CHARS."""
+    many as fit in ``page_chars`` characters (at least one), each cut to SESSION_ENTRY_CHARS.
+    ``before``: instead the page that ends just before the ``before``-th entry (the page
+    earlier than one starting there). ``apart``: each entry's thinking apart."""
     if offset < 0:
         raise QueryError("offset must be 0 or more")
     reader = Reader(store, roots, reindex)
     for _attempt in (0, 1):
         total = read_sql.entry_count(store, session.file_id)
-        if offset > 0 and offset >= total:
-            raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
-        rows = read_sql.journal_hits(store, session.file_id, offset, _PAGE_ROWS)
-        entries: list[dict[str, Any]] = []
-        used = 0
-        rewritten = False
-        for hit in rows:
-            texts = _texts(store, reader, [hit])
-            if texts is None:
-                rewritten = True  # the journal was rewritten: page again from the new index
-                break
-            entry = _entry_json(hit, texts[0], SESSION_ENTRY_CHARS)
-            if entries and used + len(entry["text"]) > page_chars:
-                break
-            entries.append(entry)
-            used += len(entry["text"])
-        if rewritten:
+        if before is not None:
+            if not 0 < before <= total:
+                raise QueryError(f"before must be 1 to {total}, the entries of the session")
+            first = max(0, before - _PAGE_ROWS)
+            rows = read_sql.journal_hits(store, session.file_id, first, before - first)
+            page = _page(store, reader, rows[::-1], page_chars, apart)
+            entries = None if page is None else page[::-1]
+            start = before - (0 if entries is None else len(entries))
+        else:
+            if offset > 0 and offset >= total:
+                raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
+            entries = _page(store, reader, read_sql.journal_hits(store, session.file_id, offset, _PAGE_ROWS),
+                            page_chars, apart)
+            start = offset
+        if entries is None:
             continue
-        end = offset + len(entries)
+        end = start + len(entries)
         return {"status": "ok", "sessionId": session.session_id, "agent": session.agent, "cwd": session.cwd,
-                "entries": entries, "offset": offset, "nextOffset": end if end < total else None,
+                "entries": entries, "offset": start, "nextOffset": end if end < total else None,
                 "totalEntries": total}
     return {"status": "unavailable", "sessionId": session.session_id, "reason": "the journal changed while reading"}

@@ -37,7 +37,7 @@ from journal_index.query.scope import Scope, SessionRef
 from journal_index.semantic.fusion import fuse
 from journal_index.text import giant_line
 from journal_index.text.call_sites import find_call
-from journal_index.text.entry_text import call_summary, entry_text, searchable_text
+from journal_index.text.entry_text import call_summary, entry_text, searchable_text, thinking_apart
 from journal_index.text.text_forms import indexed_part
 
 __all__ = ["TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "iso", "parse_time_bound", "read",
@@ -116,6 +116,12 @@ class Reader:
             return None
         parsed, call = found
         return searchable_text(parsed, call) if searchable_only else entry_text(parsed, call)
+
+    def verified_apart(self, hit: Hit) -> tuple[str, list[str]] | None:
+        """As :meth:`verified_text`, with the entry's thinking apart: (the text without it, each
+        thinking part), all redacted; None if the line is not it."""
+        found = self._entry_and_call(hit)
+        return None if found is None else thinking_apart(*found)
 
     def scoring_text(self, hit: Hit, limit: int = 8_000) -> str | None:
         """The entry's text (a result's led by its call's summary, as the hit shows it), unredacted

@@ -181,6 +181,20 @@ def entry_text(entry: Entry, call: ToolCall | None) -> str:
     return compose(entry, call).full
 
 
+def thinking_apart(entry: Entry, call: ToolCall | None) -> tuple[str, list[str]]:
+    """What reads show with the thinking set apart: :func:`entry_text` without the thinking
+    parts, and each thinking part. All of it redacted together, as ``entry_text`` is."""
+    if not entry.thinking_at:
+        return entry_text(entry, call), []
+    segments = [(strip_our_answers(text), where) for text, where in _segments(entry, call)]
+    redacted = _redact_each(segments)
+    lead = len(segments) - len(entry.parts) - 2 * sum(1 for c in entry.calls if c.shown) - len(entry.output)
+    thinking = {lead + i for i in entry.thinking_at}
+    text = "\n".join(t for i, (t, (_, where)) in enumerate(zip(redacted, segments, strict=True))
+                     if where != LIGHT_ONLY and i not in thinking)
+    return text, [redacted[i] for i in sorted(thinking)]
+
+
 def searchable_text(entry: Entry, call: ToolCall | None) -> str:
     """The part of the full text that holds terms (head and tail of a giant entry), redacted;
     a giant entry is not redacted whole for one excerpt."""

@@ -178,11 +178,13 @@ class WebView:
             if agent not in FORMATS:
                 raise WebError(404, "session_not_found", f"no agent {agent!r}", f"use one of {', '.join(FORMATS)}")
             offset = parsed(lambda: params.number("offset", 0, 0, 10**9))
+            before = parsed(lambda: params.number("before", 0, 0, 10**9)) or None
             context = parsed(lambda: params.number("context", views.CONTEXT, 0, MAX_CONTEXT))
             if at:
-                read = ReadRequest(at, session=session, scope="global", context=context)
+                read = ReadRequest(at, session=session, scope="global", context=context, thinking_apart=True)
             else:
-                read = ReadRequest(None, session=session, scope="global", offset=offset)
+                read = ReadRequest(None, session=session, scope="global", offset=offset, before=before,
+                                   thinking_apart=True)
             answer = render.redact_json(await self.ask(lambda: self.service.read(read, self.caller(params))))
         except WebError as exc:
             return self.page("error.html", exc.status, error=exc)
@@ -194,9 +196,11 @@ class WebView:
                              "open the session from its start, or search again")
             return self.page("error.html", error.status, error=error, session_url=views.session_url(agent, session_id))
         base = views.session_url(agent, session_id) or "/"
+        start, end = answer["offset"], answer["offset"] + len(answer["entries"])
         return self.page("session.html", answer=answer, turns=views.turns(answer["entries"]), at=at,
                          base_url=base, more_url=f"{base}?{_query(at=at, context=MAX_CONTEXT)}#{at}" if at else None,
-                         next_url=f"{base}?{_query(offset=answer['nextOffset'])}" if answer.get("nextOffset") else None)
+                         earlier_url=f"{base}?{_query(before=start)}" if start > 0 else None,
+                         next_url=f"{base}?{_query(offset=end)}" if end < answer["totalEntries"] else None)
 
     async def entry_page(self, http: HttpRequest) -> Response:
         """One entry whole, 16,000 characters a page (a session page cuts long entries)."""

@@ -154,9 +154,26 @@ def test_a_long_session_pages_and_a_link_to_a_later_entry_finds_it(driver: WebDr
     assert "turn-summary" in (summary.get_attribute("class") or "") and "compacted here" in summary.text
     _shot(driver, tmp_path, "web-compaction.png")
     driver.get(f"{served.base}/session/pi/{session}")
+    first = driver.find_element(By.CSS_SELECTOR, "#conversation > li").get_attribute("id")
+    assert not driver.find_elements(By.CSS_SELECTOR, 'a[rel="prev"]')  # nothing before the start
     driver.find_element(By.CSS_SELECTOR, 'a[rel="next"]').click()
     WebDriverWait(driver, WAIT).until(lambda d: "offset=" in d.current_url)
     assert "entries" in driver.find_element(By.CSS_SELECTOR, ".where").text
+    # And back: the earlier entries are the first page again.
+    driver.find_element(By.CSS_SELECTOR, 'a[rel="prev"]').click()
+    WebDriverWait(driver, WAIT).until(lambda d: "before=" in d.current_url)
+    assert driver.find_element(By.CSS_SELECTOR, "#conversation > li").get_attribute("id") == first
+
+
+def test_thinking_is_folded_and_unfolds(driver: WebDriver, served: Served, tmp_path: Path):
+    driver.get(served.url)
+    driver.get(f"{served.base}/session/pi/01a0a9b1-d8c0-7020-b8d6-dc370f1d94dc?at=28d68a1d#28d68a1d")
+    folded = driver.find_element(By.CSS_SELECTOR, '[id="28d68a1d"] details.thinking')
+    text = folded.find_element(By.CSS_SELECTOR, "pre.text")
+    assert folded.get_attribute("open") is None and not text.is_displayed()
+    folded.find_element(By.TAG_NAME, "summary").click()
+    WebDriverWait(driver, WAIT).until(lambda d: text.is_displayed() and "hardcode" in text.text)
+    _shot(driver, tmp_path, "web-thinking.png")
 
 
 def test_a_planted_secret_is_on_no_page_the_browser_shows(driver: WebDriver, served: Served):
