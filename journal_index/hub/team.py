@@ -60,7 +60,6 @@ def shown_read(answer: dict[str, Any]) -> dict[str, Any]:
     shown = dict(answer)
     if answer["status"] == "ok":
         shown["cwd"] = f"{answer['host']}:{answer['cwd'] or '?'}"
-    shown["candidates"] = [{**c, "cwd": f"{c['host']}:{c['cwd'] or '?'}"} for c in answer.get("candidates", [])]
-    if "candidates" not in answer:
-        del shown["candidates"]
+    if "candidates" in answer:
+        shown["candidates"] = [{**c, "cwd": f"{c['host']}:{c['cwd'] or '?'}"} for c in answer["candidates"]]
     return shown

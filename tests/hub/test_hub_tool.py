@@ -61,7 +61,9 @@ def test_team_search_finds_another_hosts_shared_entries_and_never_a_private_proj
         page = tool.call({"action": "read", "entryId": hits[0]["entryId"], "sessionId": session, "scope": "team"})
         assert not page.is_error, page.text
         assert page.result is not None and page.result["status"] == "ok" and page.result["host"] == "laptop"
-        assert "alembic" in page.result["text"].lower()
+        assert "alembic" in page.result["text"].lower() and "laptop:" + PRJCT in page.text
+        # The CLI's read --hub, whose host:cwd folders the tool's read text shares (hub.team.shown_read).
+        assert "laptop:" + PRJCT in laptop.run("read", hits[0]["entryId"], "--hub").stdout
         # The desk's local index holds nothing of it: its local scopes are untouched by the hub.
         local = tool.call({"action": "search", "query": "alembic", "scope": "global"})
         assert local.result is not None and local.result["results"] == []
