@@ -10,6 +10,10 @@ from pathlib import Path
 from journal_index.formats import Root, default_roots
 
 SCOPES = ("session", "project", "global")
+# Above global, for the agent tool only: what the team hub shares (hub.team), allowed only when
+# the operator's max scope is "team" (never by default).
+TEAM_SCOPE = "team"
+AGENT_SCOPES = (*SCOPES, TEAM_SCOPE)
 # A search ranks at most this many candidates (so no page of results starts beyond it).
 CANDIDATES = 400
 # A query still running after this many seconds is interrupted and answered as an error.
@@ -58,9 +62,9 @@ def db_path(given: str | None) -> str:
 
 def max_scope_from_env() -> str:
     value = os.environ.get("JOURNAL_INDEX_MAX_SCOPE", DEFAULT_MAX_SCOPE)
-    if value not in SCOPES:
+    if value not in AGENT_SCOPES:
         raise ConfigError(
-            f"JOURNAL_INDEX_MAX_SCOPE={value!r} is not a scope; use one of {', '.join(SCOPES)}"
+            f"JOURNAL_INDEX_MAX_SCOPE={value!r} is not a scope; use one of {', '.join(AGENT_SCOPES)}"
         )
     return value
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from journal_index import query
-from journal_index.config import CANDIDATES, SCOPES
+from journal_index.config import AGENT_SCOPES, CANDIDATES, SCOPES, TEAM_SCOPE
 from journal_index.data import read_sql
 from journal_index.data.store import Store
 from journal_index.formats import Root
@@ -179,10 +179,7 @@ class Service:
             return asked or ("session" if session else "project"), session, None
         kind = asked or ("session" if caller.max_scope == "session" else "project")
         if wider_than(kind, caller.max_scope):
-            allowed = " or ".join(repr(s) for s in reversed(SCOPES[: SCOPES.index(caller.max_scope) + 1]))
-            raise RequestError("scope_not_allowed",
-                               f"scope {kind!r} is wider than the limit {caller.max_scope!r} the operator set",
-                               f"use scope {allowed}")
+            raise scope_not_allowed(kind, caller.max_scope)
         session = self.named_session(named, caller, agents) if named else caller.current
         if caller.max_scope == "session" and named and session != caller.current:
             raise RequestError("scope_not_allowed", "only the current session may be searched here",
@@ -206,7 +203,8 @@ class Service:
         current = caller.current
         if current is not None and find_sessions(self.store, given, Scope("session", session=current)):
             return current
-        within = None if caller.max_scope == "global" else resolve_scope(self.store, "project", caller.cwd)
+        wide = caller.max_scope in ("global", TEAM_SCOPE)
+        within = None if wide else resolve_scope(self.store, "project", caller.cwd)
         if not find_sessions(self.store, given, within, agents):
             raise RequestError("session_not_found", f"no session {given} in this project",
                                "omit sessionId, or use scope 'project'")
@@ -273,6 +271,13 @@ class Service:
         match, hint = match_quality(shown) if with_match and request.query.strip() else (found.match, found.hint)
         return Page(SearchResult(match, hint, found.scope, shown), resolved, request.offset,
                     end if more else None, with_match)
+
+
+def scope_not_allowed(kind: str, max_scope: str) -> RequestError:
+    """The refusal of a scope wider than the operator's limit, naming the scopes allowed."""
+    allowed = " or ".join(repr(s) for s in reversed(AGENT_SCOPES[: AGENT_SCOPES.index(max_scope) + 1]))
+    return RequestError("scope_not_allowed", f"scope {kind!r} is wider than the limit {max_scope!r} the operator set",
+                        f"use scope {allowed}")
 
 
 def _wanted(request: Request) -> int:

@@ -98,7 +98,7 @@ def test_schema_is_closed_and_typed():
     assert set(props) == {"action", "query", "entryId", "sessionId", "since", "until", "scope", "kind",
                           "offset"}
     assert props["action"]["enum"] == ["search", "read", "summaries"]
-    assert props["scope"]["enum"] == ["session", "project", "global"]
+    assert props["scope"]["enum"] == ["session", "project", "global", "team"]
     assert props["offset"]["type"] == "integer"
     assert all(p.get("description") for p in props.values())
 

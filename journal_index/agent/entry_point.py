@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 GLOBAL_OPTIONS = ("--db", "--sessions")  # the CLI group's options, before the command
 MCP_OPTIONS = ("--cwd", "--session-file", "--max-scope")  # the mcp command's own (cli.agent_options)
-SCOPES = ("session", "project", "global")  # config.SCOPES, not imported here (config imports formats)
+SCOPES = ("session", "project", "global", "team")  # config.AGENT_SCOPES, not imported here (config imports formats)
 
 
 class McpLine:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from journal_index import query
 from journal_index.agent.freshness import Freshener, Pending, pending
 from journal_index.agent.host import Host, current_journal, detect_host
 from journal_index.agent.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
-from journal_index.config import QUERY_SECONDS, SCOPES, ConfigError, max_scope_from_env
+from journal_index.config import AGENT_SCOPES, QUERY_SECONDS, TEAM_SCOPE, ConfigError, max_scope_from_env
 from journal_index.data import read_sql
 from journal_index.data.index_errors import classify
 from journal_index.data.store import BROKEN_INDEX, Store, StoreError, UnwritableIndexError, open_store, recover
@@ -39,9 +39,10 @@ from journal_index.indexing.status import backfill_progress
 from journal_index.query.scope import (
     ScopeError,
     SessionRef,
+    wider_than,
 )
 from journal_index.query.time_bounds import TimeBoundError
-from journal_index.service import Caller, ReadRequest, Request, RequestError, Service
+from journal_index.service import Caller, ReadRequest, Request, RequestError, Service, scope_not_allowed
 from journal_index.text import render
 from journal_index.text.counts import count
 
@@ -131,10 +132,27 @@ class Answer:
         return {"text": self.text, **self.structured()}
 
 
-def _shorten_excerpts(page: query.SearchResult, chars: int) -> None:
-    for hit in page.hits:
+def _shorten_excerpts(hits: Sequence[query.Hit], chars: int) -> None:
+    for hit in hits:
         if len(hit.excerpt) > chars:
             hit.excerpt = hit.excerpt[: chars - 1].rstrip("…") + "…"
+
+
+def _what(args: Args) -> str:
+    return ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
+
+
+def _fitted(answer_text: Callable[[], str], hits: Sequence[query.Hit], state: IndexState) -> str:
+    """The signed answer; the model reads all of it, so past ANSWER_CHARS the excerpts give way, all alike."""
+    def signed() -> str:
+        return render.signed(answer_text() + "\n" + state.text())
+
+    text, cap = signed(), EXCERPT_CHARS
+    while len(text) > ANSWER_CHARS and hits and cap > MIN_EXCERPT_CHARS:
+        cap = max(MIN_EXCERPT_CHARS, cap - -(-(len(text) - ANSWER_CHARS) // len(hits)))
+        _shorten_excerpts(hits, cap)
+        text = signed()
+    return text
 
 
 def _inside(path: str, folder: Path) -> bool:
@@ -148,8 +166,8 @@ class MemoryTool:
     def __init__(self, db_path: str, roots: Sequence[Root | Path | str], cwd: str | None = None,
                  session_file: str | None = None, max_scope: str | None = None, host: Host | None = None) -> None:
         self.max_scope = max_scope or max_scope_from_env()
-        if self.max_scope not in SCOPES:
-            raise ConfigError(f"max scope {self.max_scope!r} is not a scope; use one of {', '.join(SCOPES)}")
+        if self.max_scope not in AGENT_SCOPES:
+            raise ConfigError(f"max scope {self.max_scope!r} is not a scope; use one of {', '.join(AGENT_SCOPES)}")
         self.db_path = db_path
         self.roots = as_roots(roots)
         self._host = host
@@ -315,6 +333,8 @@ class MemoryTool:
         return None if row is None else SessionRef(row.format, row.session_id or "", row.id, row.path, row.cwd)
 
     def _dispatch(self, store: Store, args: Args, state: IndexState) -> Answer:
+        if args.scope == TEAM_SCOPE:
+            return self._team(args, state)
         # Journals are only opened inside the session roots (and the current journal's folder).
         roots: list[Root] = [*self.roots]
         if self.session_file:
@@ -329,24 +349,33 @@ class MemoryTool:
                           since=args.since, until=args.until, limit=SEARCH_LIMIT, offset=args.offset)
         found = service.search(request, caller) if args.action == "search" else service.summaries(request, caller)
         page = found.result
-        _shorten_excerpts(page, EXCERPT_CHARS)
+        _shorten_excerpts(page.hits, EXCERPT_CHARS)
         result = render.redact_json(found.as_json())
         if page.scope.kind == "session":
             result["scope"].update(render.redact_json(self._session_json(found.resolved.session)))
-        what = ("search" if args.query else "newest entries") if args.action == "search" else "summaries"
 
         def answer_text() -> str:
             # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
-            return render.signed(render.search_text(page, render.MODEL, what=what, first=args.offset + 1,
-                                                    next_offset=found.next_offset) + "\n" + state.text())
+            return render.search_text(page, render.MODEL, what=_what(args), first=args.offset + 1,
+                                      next_offset=found.next_offset)
 
-        # The model reads the whole answer: past ANSWER_CHARS the excerpts give way, all alike.
-        text, cap = answer_text(), EXCERPT_CHARS
-        while len(text) > ANSWER_CHARS and page.hits and cap > MIN_EXCERPT_CHARS:
-            cap = max(MIN_EXCERPT_CHARS, cap - -(-(len(text) - ANSWER_CHARS) // len(page.hits)))
-            _shorten_excerpts(page, cap)
-            text = answer_text()
-        return Answer(text, result, None, state.as_json())
+        return Answer(_fitted(answer_text, page.hits, state), result, None, state.as_json())
+
+    def _team(self, args: Args, state: IndexState) -> Answer:
+        """Scope team: the hub answers (only when the operator's max scope allows it; the hub
+        is not contacted otherwise)."""
+        if wider_than(TEAM_SCOPE, self.max_scope):
+            raise scope_not_allowed(TEAM_SCOPE, self.max_scope)
+        from journal_index.agent import team
+
+        if args.action == "read":
+            return self._read_answer(render.redact_json(team.read(args, self.cwd, READ_PAGE_CHARS)),
+                                     team.read_text, state)
+        page = team.search(args, self.cwd, SEARCH_LIMIT)
+        _shorten_excerpts(page.result.hits, EXCERPT_CHARS)
+        result = render.redact_json(page.as_json())
+        return Answer(_fitted(lambda: team.search_text(page, _what(args)), page.result.hits, state),
+                      result, None, state.as_json())
 
     @staticmethod
     def _session_json(session: SessionRef | None) -> dict[str, Any]:
@@ -360,7 +389,11 @@ class MemoryTool:
         request = ReadRequest(args.entry_id, args.session_id, args.scope, offset=args.offset,
                               page_chars=READ_PAGE_CHARS)
         answer = render.redact_json(service.read(request, caller))
-        body = render.read_text(answer, render.MODEL)
+        return self._read_answer(answer, lambda a: render.read_text(a, render.MODEL), state)
+
+    def _read_answer(self, answer: dict[str, Any], as_text: Callable[[dict[str, Any]], str],
+                     state: IndexState) -> Answer:
+        body = as_text(answer)
         if answer["status"] == "ok":
             return Answer(render.signed(body + "\n" + state.text()), answer, None, state.as_json())
         hints = {

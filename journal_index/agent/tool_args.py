@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from journal_index.agent.tool_text import DESCRIPTION, INSTRUCTIONS, TOOL_NAME  # noqa: F401 (re-exported)
-from journal_index.config import CANDIDATES, SCOPES
+from journal_index.config import AGENT_SCOPES, CANDIDATES
 from journal_index.formats import KINDS
 
 ACTIONS = ("search", "read", "summaries")
@@ -44,9 +44,10 @@ INPUT_SCHEMA: dict[str, Any] = {
                                  "or an ISO-8601 time."},
         "until": {"type": "string",
                   "description": "Up to: the same forms (2026-09-30: the whole local day)."},
-        "scope": {"type": "string", "enum": list(SCOPES),
-                  "description": "Which sessions: this session, this project (default) or all; "
-                                 "the operator may forbid wider ones."},
+        "scope": {"type": "string", "enum": list(AGENT_SCOPES),
+                  "description": "Which sessions: this session, this project (default), all, or team: "
+                                 "what the team hub shares (hits name their host); the operator may forbid "
+                                 "wider ones (team is off unless allowed)."},
         "kind": {"type": "string", "enum": list(KINDS), "description": "Only entries of this kind."},
         "offset": {"type": "integer", "minimum": 0,
                    "description": "read: character offset of the page; search, summaries: results to skip."},
@@ -120,8 +121,8 @@ def parse_args(raw: Any) -> Args:
     args.since = _string(raw, "since", 64)
     args.until = _string(raw, "until", 64)
     args.scope = _string(raw, "scope", 16)
-    if args.scope is not None and args.scope not in SCOPES:
-        raise bad_argument(f"unknown scope {args.scope!r}", f"use one of {', '.join(SCOPES)}")
+    if args.scope is not None and args.scope not in AGENT_SCOPES:
+        raise bad_argument(f"unknown scope {args.scope!r}", f"use one of {', '.join(AGENT_SCOPES)}")
     args.kind = _string(raw, "kind", 32)
     if args.kind is not None and args.kind not in KINDS:
         raise bad_argument(f"unknown kind {args.kind!r}", f"use one of {', '.join(KINDS)}")

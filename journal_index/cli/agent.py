@@ -13,6 +13,7 @@ import orjson
 
 from journal_index.cli.app import App, F, emit_json, json_option, with_app
 from journal_index.config import (
+    AGENT_SCOPES,
     ConfigError,
     max_scope_from_env,
 )
@@ -26,8 +27,9 @@ def agent_options(func: F) -> F:
         click.option("--session-file", type=click.Path(dir_okay=False), default=None,
                      help="The agent's current journal (indexed before every call; its session is "
                           "scope 'session')."),
-        click.option("--max-scope", type=click.Choice(["session", "project", "global"]), default=None,
-                     help="Widest scope the agent may use (env JOURNAL_INDEX_MAX_SCOPE; default project)."),
+        click.option("--max-scope", type=click.Choice(AGENT_SCOPES), default=None,
+                     help="Widest scope the agent may use; team: the team hub too "
+                          "(env JOURNAL_INDEX_MAX_SCOPE; default project)."),
     ]
     for option in reversed(options):
         func = option(func)

@@ -9,8 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -18,7 +17,8 @@ import click
 
 from journal_index.cli.app import emit_json, json_option
 from journal_index.hub import shares as registry
-from journal_index.hub.connection import HubError, connect, failure_line, host_name, hub_url, is_hub_failure, shown_url
+from journal_index.hub.connection import HubError, host_name, shown_url
+from journal_index.hub.reach import hub_connection
 from journal_index.redact import redact
 from journal_index.text import render
 
@@ -31,28 +31,6 @@ def _emit(data: Any) -> None:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-@contextmanager
-def hub_connection(given: str | None, check: bool = True) -> Iterator[tuple[Any, str]]:
-    """An open connection to the hub (its schema checked) and its URL; any failure is one line."""
-    from journal_index.hub.schema import check_schema
-
-    url = hub_url(given, registry.load().hub)
-    conn = connect(url)
-    try:
-        if check:
-            check_schema(conn)
-        yield conn, url
-    except Exception as exc:
-        if is_hub_failure(exc):
-            raise HubError(failure_line(exc, url)) from None
-        raise
-    finally:
-        try:
-            conn.close()
-        except Exception:
-            pass
 
 
 def hub_errors(func: F) -> F:
@@ -265,6 +243,7 @@ def search_on_hub(words: tuple[str, ...], cwd: str | None, scope: str | None, se
 def read_on_hub(entry_id: str | None, session_id: str | None, context: int | None, offset: int, cwd: str | None,
                 scope: str, as_json: bool) -> None:
     from journal_index.hub.search import read, resolve_scope
+    from journal_index.hub.team import shown_read
 
     if entry_id is None or context is not None:
         raise click.UsageError("read --hub reads one entry: give an ENTRY_ID (no --context, no whole session)")
@@ -275,12 +254,7 @@ def read_on_hub(entry_id: str | None, session_id: str | None, context: int | Non
     if as_json:
         _emit(answer)
     else:
-        shown_answer = dict(answer)
-        if answer["status"] == "ok":
-            shown_answer["cwd"] = f"{answer['host']}:{answer['cwd'] or '?'}"
-        for candidate in shown_answer.get("candidates", []):
-            candidate["cwd"] = f"{candidate['host']}:{candidate['cwd'] or '?'}"
-        click.echo(render.read_text(shown_answer, render.PEOPLE))
+        click.echo(render.read_text(shown_read(answer), render.PEOPLE))
     if answer["status"] != "ok":
         sys.exit(1 if answer["status"] != "ambiguous" else 3)
 

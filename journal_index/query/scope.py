@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from journal_index.config import SCOPES
+from journal_index.config import AGENT_SCOPES, SCOPES
 from journal_index.data import read_sql
 from journal_index.data.store import Store
 from journal_index.formats import is_absolute_cwd, normalize_cwd
@@ -191,7 +191,7 @@ def session_within(session: SessionRef, project: Scope) -> bool:
 
 
 def wider_than(kind: str, limit: str) -> bool:
-    return SCOPES.index(kind) > SCOPES.index(limit)
+    return AGENT_SCOPES.index(kind) > AGENT_SCOPES.index(limit)
 
 
 def scope_words(scope: Scope) -> str:
