@@ -240,18 +240,21 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]]) -> list[tuple
             except OSError:
                 continue
             folders = []
+            real_prefix = real_dir.rstrip(os.sep) + os.sep
             for entry in entries:
-                linked = entry.is_symlink()
-                full = os.path.join(dirpath, entry.name)
-                real = os.path.realpath(full) if linked else os.path.join(real_dir, entry.name)
                 try:
                     is_dir = entry.is_dir()
                 except OSError:
                     is_dir = False
+                if not is_dir and not entry.name.endswith(".jsonl"):
+                    continue
+                linked = entry.is_symlink()
+                full = entry.path  # the folder's path joined with the name, made in C
+                real = os.path.realpath(full) if linked else real_prefix + entry.name
                 if is_dir:
                     folders.append((full, real))
                     continue
-                if not entry.name.endswith(".jsonl") or (linked and not _within(real, real_roots)):
+                if linked and not _within(real, real_roots):
                     continue
                 try:
                     fst = entry.stat()
