@@ -56,6 +56,9 @@ FILL_SECONDS = 2.0
 # ...and the time the first call to a brand-new index waits for the Freshener's first pass
 # (once: from then on no answer waits for indexing).
 FIRST_PASS_SECONDS = 10.0
+# A call refused "busy" sooner than this (SQLite did not wait) is tried once more after a pause.
+QUICK_BUSY_SECONDS = 2.0
+BUSY_RETRY_PAUSE = 0.25
 
 
 
@@ -220,6 +223,17 @@ class MemoryTool:
     # -- the one entry point --------------------------------------------------
     def call(self, arguments: Any, meta: Mapping[str, Any] | None = None) -> Answer:
         """Answer one call (``meta``: the host's ``_meta`` of the call). Never raises."""
+        started = time.monotonic()
+        answer = self._answer(arguments, meta)
+        if (answer.error or {}).get("code") == "index_busy" and time.monotonic() - started < QUICK_BUSY_SECONDS:
+            # SQLite refuses some lock changes at once, without its busy wait (another process
+            # opening or creating the same index at that moment): one more try, as the hint
+            # would tell the model to do. A lock held for the whole busy wait is not retried.
+            time.sleep(BUSY_RETRY_PAUSE)
+            answer = self._answer(arguments, meta)
+        return answer
+
+    def _answer(self, arguments: Any, meta: Mapping[str, Any] | None) -> Answer:
         state: IndexState | None = None
         try:
             try:
