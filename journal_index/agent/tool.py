@@ -178,6 +178,7 @@ class MemoryTool:
         self.session_file = os.path.abspath(session_file) if session_file else None
         self._store: Store | None = None
         self._freshener: Freshener | None = None
+        self._waited_first_pass = False
 
     @property
     def host(self) -> Host:
@@ -295,6 +296,27 @@ class MemoryTool:
     def _refresh(self, store: Store, meta: Mapping[str, Any]) -> IndexState:
         state = IndexState()
         path = self.session_file or current_journal(self.roots, self.cwd, self.host, call_meta=meta)
+        self._index_current(store, path, state)
+        skip = [path] if path is not None else []
+        state.backfill = backfill_progress(store)
+        if self._freshener is not None and not _filled(state.backfill) and not self._waited_first_pass:
+            # No pass over the roots ever finished: the first answer of this process waits (a
+            # little) for one to end — ours, or that of whoever holds the backfill lease — or it
+            # would find next to nothing. Once: later calls answer at once, with what is pending.
+            self._waited_first_pass = True
+            self._freshener.wait_until(lambda: _filled(backfill_progress(store)), FIRST_PASS_SECONDS)
+            state.backfill = backfill_progress(store)
+        if self._freshener is None or not (_filled(state.backfill) or self._freshener.stopped):
+            # No background thread, or no pass ended in time (a lease held by a process that
+            # died keeps passes off until it expires): this call indexes what it can itself.
+            state.pending = self._fill(store, self.roots, skip)
+        else:
+            state.pending, state.freshening = pending(store, self.roots, skip), True
+        state.sessions = read_sql.journal_count(store)
+        return state
+
+    def _index_current(self, store: Store, path: str | None, state: IndexState) -> None:
+        """Index the agent's current journal (and, the first time, its folder when no root reaches it)."""
         if path is not None and not any(_inside(path, r.path) for r in self.roots):
             # The agent keeps this session where no root reaches (a folder set in the project's
             # own settings): its neighbours are the same agent's earlier sessions, so they count.
@@ -308,22 +330,6 @@ class MemoryTool:
             row = read_sql.current_journal(store, os.path.abspath(path))
             if row is not None:
                 state.current_file, state.current_session, state.context_from = row
-        skip = [path] if path is not None else []
-        state.backfill = backfill_progress(store)
-        if self._freshener is not None and not _filled(state.backfill):
-            # No pass over the roots ever finished: the first answer of this process waits (a
-            # little) for one to end — ours, or that of whoever holds the backfill lease — or it
-            # would find next to nothing.
-            self._freshener.wait_until(lambda: _filled(backfill_progress(store)), FIRST_PASS_SECONDS)
-            state.backfill = backfill_progress(store)
-        if self._freshener is None or not (_filled(state.backfill) or self._freshener.stopped):
-            # No background thread, or no pass ended in time (a lease held by a process that
-            # died keeps passes off until it expires): this call indexes what it can itself.
-            state.pending = self._fill(store, self.roots, skip)
-        else:
-            state.pending, state.freshening = pending(store, self.roots, skip), True
-        state.sessions = read_sql.journal_count(store)
-        return state
 
     def _fill(self, store: Store, roots: list[Root], skip: list[str]) -> Pending:
         """Index what the index lacks under ``roots``, newest first, for FILL_SECONDS at most;

@@ -243,9 +243,33 @@ def _setup_connection(conn: apsw.Connection) -> None:
     conn.pragma("synchronous", "NORMAL")
     conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
     conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
-    # Every `with conn:` takes the write lock up front, so a read-then-write never hits
-    # SQLITE_BUSY_SNAPSHOT and waits on the busy timeout instead.
+    # A `with conn:` (a savepoint aside) takes the write lock up front, so a read-then-write
+    # never hits SQLITE_BUSY_SNAPSHOT and waits on the busy timeout instead (writes use immediate()).
     conn.transaction_mode = "IMMEDIATE"
+
+
+@contextmanager
+def immediate(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """A write transaction: BEGIN IMMEDIATE … COMMIT, rolled back on error (a savepoint when
+    one is open already).
+
+    Not apsw's ``with conn:``: its BEGIN keeps the GIL through the busy wait, so while it waits
+    no other thread of the process runs — not even the one holding the lock, which then cannot
+    commit, and the wait ends in BUSY after the whole timeout (apsw 3.54; tested). A statement
+    run by ``execute`` lets the GIL go while SQLite waits.
+    """
+    if conn.in_transaction:
+        with conn:
+            yield conn
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 class Store:
@@ -294,7 +318,7 @@ class Store:
     @contextmanager
     def write(self) -> Iterator[apsw.Connection]:
         """A short write transaction (BEGIN IMMEDIATE … COMMIT, rolled back on error)."""
-        with self.conn:
+        with immediate(self.conn):
             started = time.perf_counter()  # the lock is held from here (BEGIN IMMEDIATE done)
             yield self.conn
         self.longest_write = max(self.longest_write, time.perf_counter() - started)
@@ -397,7 +421,7 @@ def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) ->
     # waits behind an indexer just to learn that the schema is current.
     up_to_date = int(conn.pragma("user_version")) >= (migrations[-1].version if migrations else 0)
     for migration in [] if up_to_date else migrations:
-        with conn:
+        with immediate(conn):
             current = int(conn.pragma("user_version"))
             if migration.version <= current:
                 continue
