@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from typing import Any
@@ -46,6 +47,16 @@ def first_line(exc: BaseException) -> str:
     return redact(text.splitlines()[0].strip())
 
 
+def quiet_driver_log() -> None:
+    """psycopg logs a warning of its own when a connection is lost inside a pipeline ("error
+    ignored terminating <psycopg.Pipeline [BAD]>"); with no logging set up, Python prints it to
+    stderr beside our one line. Ours says it already: the warning goes to a null handler (an
+    application that sets up logging still gets it through propagation)."""
+    driver = logging.getLogger("psycopg")
+    if not any(isinstance(h, logging.NullHandler) for h in driver.handlers):
+        driver.addHandler(logging.NullHandler())
+
+
 def connect(url: str) -> Any:
     """A psycopg connection to the hub (autocommit off), or a HubError saying why there is none."""
     try:
@@ -53,6 +64,7 @@ def connect(url: str) -> Any:
     except ImportError:
         raise HubError("the hub needs psycopg; install journal-index with the hub extra: "
                        "pip install 'journal-index[hub]'") from None
+    quiet_driver_log()
     try:
         return psycopg.connect(url, connect_timeout=CONNECT_SECONDS, application_name="journal-index")
     except psycopg.Error as exc:

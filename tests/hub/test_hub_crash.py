@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -69,3 +71,21 @@ def test_a_hub_stopped_mid_push_then_push_equals_one_push(tmp_path: Path, pg: Pg
     assert 0 < stopped.rows("SELECT count(*) FROM hub_entries")[0][0] < len(expected[1])  # type: ignore[operator]
     machine.run("hub", "push")
     assert stopped.snapshot() == expected
+
+
+def test_the_driver_s_own_warning_on_a_lost_connection_is_not_printed() -> None:
+    """psycopg logs "error ignored terminating <psycopg.Pipeline [BAD]>" when the server goes
+    away inside a pipeline; with no logging set up Python would print it beside our one line."""
+    script = (
+        "import logging\n"
+        "from journal_index.hub import connection\n"
+        "try:\n"
+        "    connection.connect('postgresql://nobody@127.0.0.1:1/none')\n"
+        "except connection.HubError:\n"
+        "    pass\n"
+        "logging.getLogger('psycopg').warning('error ignored terminating %s: %s', '<psycopg.Pipeline [BAD]>',\n"
+        "                                     'the connection is lost')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
