@@ -117,6 +117,10 @@ def test_every_question_has_a_frozen_split_with_enough_test_questions() -> None:
         q["split"] = "train"
     found = split.problems(broken)
     assert any("no split" in line for line in found) and any("test share" in line for line in found)
+    # A training-set file (questions_train_*) is train only: one of its questions in test is flagged.
+    for path in (p for p in files if split.is_train_only(p)):
+        moved = {path: [dict(files[path][0], split="test")]}
+        assert any("must be in train" in line for line in split.problems(moved)), path.name
 
 
 def test_the_eval_refuses_to_list_test_questions_while_tuning(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,6 +20,7 @@ REPO = HERE.parent.parent
 FIXTURE_SESSIONS = REPO / "fixtures" / "sessions"
 EVAL_SESSIONS = REPO / "fixtures" / "eval-sessions"
 HELDOUT = REPO / "fixtures" / "heldout"  # blind held-out test set (fixtures/heldout/README.md)
+TRAIN_AGENTS = REPO / "fixtures" / "train-agents"  # training set of public transcripts (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -27,6 +28,9 @@ SHARED = shared_dir()
 # entry of every corpus (the fixtures end 2026-11-20); corpora whose journals end much earlier use
 # a "now" three weeks after their last entry, as a user searching weeks later would.
 EVAL_NOW_MS = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+# The training transcripts end 2026-07-22 (Claude Code) and 2026-07-24 (Codex): three weeks later.
+NOW_TRAIN_CLAUDE = 1_786_492_800_000  # 2026-08-12
+NOW_TRAIN_CODEX = 1_786_665_600_000  # 2026-08-14
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,10 @@ def corpora() -> dict[str, Corpus]:
                                  now_ms=1_786_752_000_000),  # 2026-08-15
         "heldout-codex": Corpus("heldout-codex", "codex", HELDOUT / "codex", _jsonl_under(HELDOUT / "codex", "."),
                                 now_ms=1_785_628_800_000),  # 2026-08-02
+        "train-claude": Corpus("train-claude", "claude", TRAIN_AGENTS / "claude",
+                               _jsonl_under(TRAIN_AGENTS / "claude", "."), now_ms=NOW_TRAIN_CLAUDE),
+        "train-codex": Corpus("train-codex", "codex", TRAIN_AGENTS / "codex",
+                              _jsonl_under(TRAIN_AGENTS / "codex", "."), now_ms=NOW_TRAIN_CODEX),
     }
 
 

@@ -4,7 +4,9 @@ Run: python -m tests.eval.split [--write]
 
 Every question carries ``"split": "train"`` or ``"split": "test"`` in its file; that field is the
 split (it is never recomputed). Ranking work is tuned on train only; test is reported once per
-change batch, as aggregates. The blind held-out files (``questions_heldout_*.json``) are test only.
+change batch, as aggregates. The blind held-out files (``questions_heldout_*.json``) are test only;
+the training-set files (``questions_train_*.json``, over fixtures/train-agents) are train only, so
+their strata are exempt from the test share below.
 
 The procedure that drew it, and that assigns a question added later (``--write`` fills in every
 missing ``split`` and changes no recorded one):
@@ -36,6 +38,7 @@ SEED = "journal-index-eval-split-v1"
 TEST_SHARE = 0.4
 SPLITS = ("train", "test")
 HELDOUT_PREFIX = "questions_heldout_"
+TRAIN_ONLY_PREFIX = "questions_train_"
 
 
 def question_files() -> list[Path]:
@@ -44,6 +47,10 @@ def question_files() -> list[Path]:
 
 def is_heldout(path: Path) -> bool:
     return path.name.startswith(HELDOUT_PREFIX)
+
+
+def is_train_only(path: Path) -> bool:
+    return path.name.startswith(TRAIN_ONLY_PREFIX)
 
 
 def id_hash(qid: str) -> str:
@@ -83,7 +90,8 @@ def assign(questions: list[dict[str, Any]]) -> dict[str, str]:
 
 def problems(questions_by_file: dict[Path, list[dict[str, Any]]]) -> list[str]:
     """What breaks the split's rules: a question without a split, a held-out question outside
-    test, a stratum of two or more questions whose test share is below TEST_SHARE."""
+    test, a training-set question outside train, a stratum of two or more questions (training-set
+    files aside) whose test share is below TEST_SHARE."""
     found: list[str] = []
     strata: dict[tuple[str, str], list[str]] = {}
     for path, questions in questions_by_file.items():
@@ -94,6 +102,10 @@ def problems(questions_by_file: dict[Path, list[dict[str, Any]]]) -> list[str]:
                 continue
             if is_heldout(path) and split != "test":
                 found.append(f"{q['id']} ({path.name}): a held-out question must be in test, not {split!r}")
+            if is_train_only(path):
+                if split != "train":
+                    found.append(f"{q['id']} ({path.name}): a training-set question must be in train, not {split!r}")
+                continue  # a training set has no test share to keep
             strata.setdefault(stratum(q), []).append(split)
     for (corpus, cls), splits in sorted(strata.items()):
         if len(splits) >= 2 and share_of_test(splits) < TEST_SHARE:
@@ -114,7 +126,7 @@ def write(questions_by_file: dict[Path, list[dict[str, Any]]]) -> int:
         changed = False
         for q in questions:
             if q["id"] in new:
-                q["split"] = "test" if is_heldout(path) else new[q["id"]]
+                q["split"] = "test" if is_heldout(path) else "train" if is_train_only(path) else new[q["id"]]
                 changed = True
         if changed:
             old = path.read_text("utf-8")
