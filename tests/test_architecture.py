@@ -18,7 +18,7 @@ SIDES = ("indexing", "query")
 # The data-access layer: the only modules whose strings are SQL statements (migrations aside).
 SQL_MODULES = {"data.store", "data.index_sql", "data.read_sql",
                # the team hub's own database (PostgreSQL): its schema, its writes, its reads
-               "hub.schema", "hub.push", "hub.search"}
+               "hub.schema", "hub.push", "hub.search", "hub.read"}
 _STATEMENT = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL TABLE))\b")
 # The hub's modules speak to PostgreSQL only: the local index's tables are data/'s business.
 HUB_SQL_MODULES = {m for m in SQL_MODULES if m.startswith("hub.")}
