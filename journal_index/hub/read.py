@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+# The hub's rows are read as search reads them: one column list, one row → HubHit.
 from journal_index.hub.search import _SELECT, HubHit, HubScope, _hit, _rows, find_entry
 from journal_index.query import PAGE_CHARS
 from journal_index.query.conversation import CONTEXT_ENTRY_CHARS, MAX_CONTEXT, SESSION_ENTRY_CHARS
@@ -42,15 +43,12 @@ def _entry_json(hit: HubHit, total: int, cut: int) -> dict[str, Any]:
             "text": text, "totalChars": total, "cut": total > len(text)}
 
 
-def _entries_before(conn: Any, host: str, journal: str, offset: int) -> int:
-    """How many entries of the journal lie before byte ``offset``: an entry's place in its session."""
-    rows = _rows(conn, f'SELECT count(*) FROM hub_entries e WHERE {_JOURNAL} AND e."offset" < %s',
-                 [host, journal, offset])
-    return int(rows[0][0])
-
-
-def _entry_count(conn: Any, host: str, journal: str) -> int:
-    return int(_rows(conn, f"SELECT count(*) FROM hub_entries e WHERE {_JOURNAL}", [host, journal])[0][0])
+def _place(conn: Any, host: str, journal: str, offset: int = 0) -> tuple[int, int]:
+    """How many entries of the journal lie before byte ``offset`` (an entry's place in its
+    session), and how many it has."""
+    rows = _rows(conn, f'SELECT count(*) FILTER (WHERE e."offset" < %s), count(*) FROM hub_entries e '
+                       f"WHERE {_JOURNAL}", [offset, host, journal])
+    return int(rows[0][0]), int(rows[0][1])
 
 
 def read_context(conn: Any, entry_id: str, scope: HubScope, host: str, count: int) -> dict[str, Any]:
@@ -70,11 +68,10 @@ def read_context(conn: Any, entry_id: str, scope: HubScope, host: str, count: in
     entries = [{**_entry_json(hit, total, CONTEXT_ENTRY_CHARS), "target": False} for hit, total in reversed(before)]
     entries.append({**_entry_json(target, len(target.text), PAGE_CHARS), "target": True})
     entries += [{**_entry_json(hit, total, CONTEXT_ENTRY_CHARS), "target": False} for hit, total in after]
-    first = before[-1][0].offset if before else target.offset
+    first, total = _place(conn, target.host, target.journal, before[-1][0].offset if before else target.offset)
     return {"status": "ok", "entryId": target.entry_id, "sessionId": target.session_id, "agent": target.format,
             "cwd": target.cwd, "host": target.host, "project": target.project, "context": count,
-            "entries": entries, "offset": _entries_before(conn, target.host, target.journal, first),
-            "totalEntries": _entry_count(conn, target.host, target.journal)}
+            "entries": entries, "offset": first, "totalEntries": total}
 
 
 def read_session(conn: Any, scope: HubScope, offset: int = 0, page_chars: int = PAGE_CHARS) -> dict[str, Any]:
@@ -90,7 +87,7 @@ def read_session(conn: Any, scope: HubScope, offset: int = 0, page_chars: int = 
     if not session:  # pushed away (forgotten) since its scope was resolved
         raise QueryError(f"session {scope.session_id} is no longer on the hub")
     session_id, agent, cwd, project = session[0]
-    total = _entry_count(conn, host, journal)
+    _, total = _place(conn, host, journal)
     if offset > 0 and offset >= total:
         raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
     rows = _cut_rows(conn, SESSION_ENTRY_CHARS, _JOURNAL, [host, journal], _PAGE_ROWS, skip=offset)
