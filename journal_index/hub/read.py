@@ -23,16 +23,28 @@ _PAGE_ROWS = 400  # rows fetched per session page (a page holds far fewer at PAG
 _JOURNAL = "e.host = %s AND e.journal = %s"
 
 
-def _cut_rows(conn: Any, cut: int, where: str, params: list[Any], limit: int, skip: int = 0,
-              backwards: bool = False) -> list[tuple[HubHit, int]]:
-    """Up to ``limit`` entries meeting ``where`` in journal order (``backwards``: nearest the end
-    first), from the ``skip``-th on, each with its text cut to ``cut`` characters and its whole length."""
+def _cut_select(where: str, order: str) -> str:
+    """A SELECT of the entries meeting ``where`` in ``order``, each with its text cut to a number
+    of characters (the first parameter) and its whole length; LIMIT and OFFSET are parameters."""
     columns = _SELECT.replace("e.text,", "left(e.text, %s),")
-    order = 'e."offset" DESC' if backwards else 'e."offset"'
-    rows = _rows(conn, f"{columns}, e.chars FROM hub_entries e JOIN hub_journals j "
-                       f"ON j.host = e.host AND j.journal = e.journal WHERE {where} ORDER BY {order} "
-                       "LIMIT %s OFFSET %s", [cut, *params, limit, skip])
+    return (f"{columns}, e.chars FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
+            f"WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s")
+
+
+def _cut_hits(rows: list[tuple[Any, ...]]) -> list[tuple[HubHit, int]]:
     return [(_hit(row), int(row[14])) for row in rows]
+
+
+def _neighbours(conn: Any, target: HubHit, count: int) -> tuple[list[tuple[HubHit, int]], list[tuple[HubHit, int]]]:
+    """Up to ``count`` entries of the target's journal before it and after it, in journal order
+    (one query: a round trip costs more here than the rows)."""
+    before = _cut_select(f'{_JOURNAL} AND e."offset" < %s', 'e."offset" DESC')
+    after = _cut_select(f'{_JOURNAL} AND e."offset" > %s', 'e."offset"')
+    side = [target.host, target.journal, target.offset]
+    rows = _rows(conn, f'({before}) UNION ALL ({after}) ORDER BY "offset"',
+                 [CONTEXT_ENTRY_CHARS, *side, count, 0, CONTEXT_ENTRY_CHARS, *side, count, 0])
+    hits = _cut_hits(rows)
+    return [h for h in hits if h[0].offset < target.offset], [h for h in hits if h[0].offset > target.offset]
 
 
 def _entry_json(hit: HubHit, total: int, cut: int) -> dict[str, Any]:
@@ -61,17 +73,14 @@ def read_context(conn: Any, entry_id: str, scope: HubScope, host: str, count: in
     target = find_entry(conn, entry_id, scope, host)
     if isinstance(target, dict):
         return target
-    journal = [target.host, target.journal]
-    before = _cut_rows(conn, CONTEXT_ENTRY_CHARS, f'{_JOURNAL} AND e."offset" < %s', [*journal, target.offset],
-                       count, backwards=True)
-    after = _cut_rows(conn, CONTEXT_ENTRY_CHARS, f'{_JOURNAL} AND e."offset" > %s', [*journal, target.offset], count)
-    entries = [{**_entry_json(hit, total, CONTEXT_ENTRY_CHARS), "target": False} for hit, total in reversed(before)]
+    before, after = _neighbours(conn, target, count)
+    entries = [{**_entry_json(hit, total, CONTEXT_ENTRY_CHARS), "target": False} for hit, total in before]
     entries.append({**_entry_json(target, len(target.text), PAGE_CHARS), "target": True})
     entries += [{**_entry_json(hit, total, CONTEXT_ENTRY_CHARS), "target": False} for hit, total in after]
-    first, total = _place(conn, target.host, target.journal, before[-1][0].offset if before else target.offset)
+    place, total = _place(conn, target.host, target.journal, target.offset)
     return {"status": "ok", "entryId": target.entry_id, "sessionId": target.session_id, "agent": target.format,
             "cwd": target.cwd, "host": target.host, "project": target.project, "context": count,
-            "entries": entries, "offset": first, "totalEntries": total}
+            "entries": entries, "offset": place - len(before), "totalEntries": total}
 
 
 def read_session(conn: Any, scope: HubScope, offset: int = 0, page_chars: int = PAGE_CHARS) -> dict[str, Any]:
@@ -90,7 +99,8 @@ def read_session(conn: Any, scope: HubScope, offset: int = 0, page_chars: int = 
     _, total = _place(conn, host, journal)
     if offset > 0 and offset >= total:
         raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
-    rows = _cut_rows(conn, SESSION_ENTRY_CHARS, _JOURNAL, [host, journal], _PAGE_ROWS, skip=offset)
+    rows = _cut_hits(_rows(conn, _cut_select(_JOURNAL, 'e."offset"'),
+                           [SESSION_ENTRY_CHARS, host, journal, _PAGE_ROWS, offset]))
     entries: list[dict[str, Any]] = []
     used = 0
     for hit, chars in rows:
