@@ -18,8 +18,11 @@ SIDES = ("indexing", "query")
 # The data-access layer: the only modules whose strings are SQL statements (migrations aside).
 SQL_MODULES = {"data.store", "data.index_sql", "data.read_sql",
                # the team hub's own database (PostgreSQL): its schema, its writes, its reads
-               "hub.schema", "hub.push", "hub.search"}
+               "hub.schema", "hub.push", "hub.search", "hub.read"}
 _STATEMENT = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL TABLE))\b")
+# The hub's modules speak to PostgreSQL only: the local index's tables are data/'s business.
+HUB_SQL_MODULES = {m for m in SQL_MODULES if m.startswith("hub.")}
+MIGRATIONS = PACKAGE.parent / "migrations"
 
 
 def side(name: str) -> set[str]:
@@ -168,13 +171,35 @@ def test_only_the_service_layer_and_the_front_ends_ask_the_indexer_to_redo_a_jou
     assert "service" in users
 
 
+def _literal_text(node: ast.expr) -> str | None:
+    """A string literal's text; an f-string's with ``{}`` for each value put in (so a statement
+    split around ``{HIT_COLUMNS}`` is still read whole)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+    return None
+
+
 def _sql_strings(path: Path) -> list[str]:
     """The string literals of ``path`` that hold SQL statements (docstrings aside)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
-    return [node.value for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-            and _STATEMENT.search(node.value)]
+    skipped = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
+    skipped |= {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+    texts = [_literal_text(node) for node in ast.walk(tree) if isinstance(node, ast.expr) and id(node) not in skipped]
+    return [text for text in texts if text is not None and _STATEMENT.search(text)]
+
+
+def local_tables() -> set[str]:
+    """The local index's tables, as its migrations create them (the hub's are in migrations/hub)."""
+    made = re.compile(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)", re.IGNORECASE)
+    return {name for sql in MIGRATIONS.glob("*.sql") for name in made.findall(sql.read_text(encoding="utf-8"))}
+
+
+def local_tables_named(statement: str) -> set[str]:
+    """The local index's tables a statement reads or writes."""
+    named = re.findall(r"\b(?:FROM|JOIN|INTO|UPDATE)\s+(\w+)", statement, re.IGNORECASE)
+    return set(named) & local_tables()
 
 
 def test_the_statement_finder_finds_statements() -> None:
@@ -186,6 +211,22 @@ def test_only_the_data_access_layer_holds_sql() -> None:
     holding = {name for name, path in _modules().items() if _sql_strings(path)}
     assert holding >= SQL_MODULES  # the finder sees the statements that are there
     assert holding - SQL_MODULES == set()
+
+
+def test_the_local_table_finder_finds_local_tables(tmp_path: Path) -> None:
+    assert {"files", "entries", "entries_fts", "meta"} <= local_tables()
+    source = tmp_path / "split.py"
+    source.write_text('rows = f"SELECT {COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id"\n')
+    (statement,) = _sql_strings(source)  # an f-string split around a value is read whole
+    assert local_tables_named(statement) == {"entries", "files"}
+    assert local_tables_named("SELECT e.text FROM hub_entries e JOIN hub_journals j ON j.host = e.host") == set()
+
+
+def test_the_hubs_modules_never_query_the_local_index() -> None:
+    modules = _modules()
+    found = {name: sorted(tables) for name in HUB_SQL_MODULES
+             for tables in [set().union(*map(local_tables_named, _sql_strings(modules[name])))] if tables}
+    assert found == {}
 
 
 def test_no_module_is_too_long_to_read() -> None:

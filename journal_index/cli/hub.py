@@ -239,20 +239,38 @@ def search_on_hub(words: tuple[str, ...], cwd: str | None, scope: str | None, se
     click.echo(redact(f"read one whole: journal-index read {render.short_entry_id(best.entry_id)} --hub"))
 
 
+class OneLineUsageError(click.ClickException):
+    """A request the hub cannot answer as given: one line saying what to change, exit 2 (as
+    click's own usage errors)."""
+
+    exit_code = 2
+
+
 @hub_errors
 def read_on_hub(entry_id: str | None, session_id: str | None, context: int | None, offset: int, cwd: str | None,
                 scope: str, as_json: bool) -> None:
+    """An entry, an entry in its place (--context N) or a page of a whole session, from the hub."""
+    from journal_index.hub.read import read_context, read_session
     from journal_index.hub.search import read, resolve_scope
     from journal_index.hub.team import shown_read
 
-    if entry_id is None or context is not None:
-        raise click.UsageError("read --hub reads one entry: give an ENTRY_ID (no --context, no whole session)")
+    if entry_id is None and not session_id:
+        raise OneLineUsageError("read --hub needs an ENTRY_ID, or --session ID to read a whole session")
+    if context is not None and (entry_id is None or offset):
+        raise OneLineUsageError("--context N shows an entry in its place: give an ENTRY_ID and no --offset")
     with hub_connection(None) as (conn, _url):
         hub_scope, _ = resolve_scope(conn, scope, cwd, session_id)
-        answer = read(conn, entry_id, hub_scope, host_name(), offset=offset)
+        if entry_id is None:
+            answer = read_session(conn, hub_scope, offset=offset)
+        elif context is not None:
+            answer = read_context(conn, entry_id, hub_scope, host_name(), context)
+        else:
+            answer = read(conn, entry_id, hub_scope, host_name(), offset=offset)
     answer = render.redact_json(answer)
     if as_json:
         _emit(answer)
+    elif entry_id is None or context is not None:
+        click.echo(render.conversation_text(shown_read(answer), render.PEOPLE))
     else:
         click.echo(render.read_text(shown_read(answer), render.PEOPLE))
     if answer["status"] != "ok":

@@ -1,7 +1,7 @@
 """Every statement the query side runs against the index: the ranking's candidates from both
 FTS tables, which of them hold which phrases, the statistics bm25 needs and the reply that
 ends a question's turn; entries by id, by place, newest first; the sessions of a scope; the
-journals behind a scope; what the index holds.
+journals behind a scope (and what ``hub push`` sends of them); what the index holds.
 
 ``entries_fts`` holds what was said, each call's name and key arguments and each result's call
 (with positions: phrases match, FTS5 computes bm25); ``entries_bulk`` the whole text of entries
@@ -194,6 +194,11 @@ def journal_hits(store: Store, file_id: int, skip: int, limit: int) -> list[Hit]
     return hits_of(store.rows(f"{_HITS}e.file_id = ? ORDER BY e.offset LIMIT ? OFFSET ?", (file_id, limit, skip)))
 
 
+def journal_entries(store: Store, file_id: int) -> list[Hit]:
+    """Every entry of the journal in file order (the rowid orders the objects salvaged from one line)."""
+    return hits_of(store.rows(f"{_HITS}e.file_id = ? ORDER BY e.offset, e.rowid", (file_id,)))
+
+
 def first_user_hit(store: Store, file_id: int) -> Hit | None:
     found = hits_of(store.rows(f"{_HITS}e.file_id = ? AND e.kind = 'user' ORDER BY e.offset LIMIT 1", (file_id,)))
     return found[0] if found else None
@@ -280,6 +285,28 @@ def cwds_with_sessions(store: Store, candidates: Sequence[str]) -> set[str]:
 def any_journal(store: Store, where: Clause) -> bool:
     clause, params = where
     return store.value(f"SELECT 1 FROM files f WHERE {clause} LIMIT 1", list(params)) is not None
+
+
+class JournalMeta(NamedTuple):
+    """A journal's session and identity, as ``hub push`` sends them."""
+
+    id: int
+    path: str
+    format: str
+    session_id: str | None
+    cwd: str | None
+    name: str | None
+    started: int | None
+    last_ts: int | None
+    head_hash: str | None  # a hash of its header line: a rewritten journal is told by it
+
+
+def journal_metas(store: Store, where: Clause) -> list[JournalMeta]:
+    """The journals meeting ``where`` (over ``f``), by path."""
+    clause, params = where
+    rows = store.rows("SELECT f.id, f.path, f.format, f.session_id, f.cwd, f.name, f.started, f.last_ts, "
+                      f"f.head_hash FROM files f WHERE {clause} ORDER BY f.path", list(params))
+    return [JournalMeta(*row) for row in rows]
 
 
 def journal_count(store: Store) -> int:

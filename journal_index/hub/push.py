@@ -9,6 +9,8 @@ matches the local index (rewritten, or reindexed differently) has its rows repla
 
 The text sent is ``Reader.verified_text``: re-read from the journal, checked to be the entry,
 redacted. Every other text column (ids, folders, names) is redacted too.
+
+The hub's statements are here; the local index is read through :mod:`journal_index.data.read_sql`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal_index.data import read_sql
 from journal_index.data.store import Store
 from journal_index.formats import Root
 from journal_index.hub.connection import HubError
@@ -27,7 +30,7 @@ from journal_index.hub.forms import TS_CONFIG, clean, document_form
 from journal_index.hub.shares import Share
 from journal_index.indexing.indexer import index_file
 from journal_index.query import Reader
-from journal_index.query.hits import HIT_COLUMNS, Hit, hits_of
+from journal_index.query.hits import Hit
 from journal_index.query.scope import Scope
 from journal_index.redact import redact
 
@@ -79,24 +82,18 @@ def shared_journals(store: Store, shares: Sequence[Share]) -> list[LocalJournal]
     chosen: dict[int, LocalJournal] = {}
     for share in sorted(shares, key=lambda s: len(s.folder)):
         where, params = Scope("project", root=share.folder).sql("f")
-        for row in store.rows("SELECT f.id, f.path, f.format, f.session_id, f.cwd, f.name, f.started, f.last_ts, "
-                              f"f.head_hash FROM files f WHERE {where} ORDER BY f.path", params):
-            chosen[row[0]] = LocalJournal(share, *row)
+        for meta in read_sql.journal_metas(store, (where, params)):
+            chosen[meta.id] = LocalJournal(share, *meta)
     return sorted(chosen.values(), key=lambda j: j.path)
 
 
 def local_entries(store: Store, file_id: int) -> int:
     """How many entries the local index holds of one journal."""
-    return int(store.value("SELECT count(*) FROM entries WHERE file_id = ?", (file_id,), 0))
+    return read_sql.entry_count(store, file_id)
 
 
 def _chain(digest: str, hit: Hit) -> str:
     return hashlib.sha256(f"{digest}|{hit.offset}|{hit.entry_id}".encode()).hexdigest()[:32]
-
-
-def _local_entries(store: Store, file_id: int) -> list[Hit]:
-    return hits_of(store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
-                              "WHERE e.file_id = ? ORDER BY e.offset, e.rowid", (file_id,)))
 
 
 def claim_host(conn: Any, host: str) -> None:
@@ -192,7 +189,7 @@ def _remote_cursor(conn: Any, host: str, journal: LocalJournal) -> tuple[Any, ..
 def _push_journal(conn: Any, store: Store, reader: Reader, host: str, journal: LocalJournal, team: str,
                   report: PushReport) -> bool:
     """Push what is new in one journal; False when a line was not its entry (reindex, then again)."""
-    local = _local_entries(store, journal.file_id)
+    local = read_sql.journal_entries(store, journal.file_id)
     remote = _remote_cursor(conn, host, journal)
     offset, count, digest = -1, 0, ""
     if remote is not None:

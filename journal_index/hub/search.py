@@ -276,13 +276,10 @@ def search(conn: Any, query: str, filters: HubFilters, limit: int = 10, now: int
     return HubResult(match, hint, filters.scope, hits)
 
 
-def read(conn: Any, entry_id: str, scope: HubScope, host: str, offset: int = 0,
-         page_chars: int = PAGE_CHARS) -> dict[str, Any]:
-    """One entry's text from the hub, a page at a time (the shape of ``query.read`` plus the host).
-    Copies of an entry with the same text (one journal pushed from several hosts) are one entry:
-    this host's copy is shown, else the newest push's."""
-    if offset < 0:
-        raise QueryError("offset must be 0 or more")
+def find_entry(conn: Any, entry_id: str, scope: HubScope, host: str) -> HubHit | dict[str, Any]:
+    """The entry ``entry_id`` (or a unique prefix of it) names in ``scope``, whole; else the
+    answer saying it is not found or ambiguous. Copies of an entry with the same text (one
+    journal pushed from several hosts) are one entry: this host's copy, else the newest push's."""
     where, params = HubFilters(scope).sql()
     base = f"{_SELECT} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
     rows = _rows(conn, f"{base} WHERE e.entry_id = %s AND {where} ORDER BY (e.host = %s) DESC, j.pushed_at DESC "
@@ -299,7 +296,18 @@ def read(conn: Any, entry_id: str, scope: HubScope, host: str, offset: int = 0,
                 "what": "entryId" if len({h.entry_id for h in hits}) > 1 else "session",
                 "candidates": [{"entryId": h.entry_id, "sessionId": h.session_id, "agent": h.format, "host": h.host,
                                 "time": iso(h.ts), "kind": h.kind, "cwd": h.cwd} for h in hits]}
-    chosen = hits[0]
+    return hits[0]
+
+
+def read(conn: Any, entry_id: str, scope: HubScope, host: str, offset: int = 0,
+         page_chars: int = PAGE_CHARS) -> dict[str, Any]:
+    """One entry's text from the hub, a page at a time (the shape of ``query.read`` plus the host),
+    the copy :func:`find_entry` chooses."""
+    if offset < 0:
+        raise QueryError("offset must be 0 or more")
+    chosen = find_entry(conn, entry_id, scope, host)
+    if isinstance(chosen, dict):
+        return chosen
     total = len(chosen.text)
     if offset > total:
         raise QueryError(f"offset {offset} is past the end of the entry ({total} characters)")

@@ -279,6 +279,8 @@ def conversation_text(answer: dict[str, Any], style: Style) -> str:
         what = (f"entries {first}–{answer['offset'] + len(entries)} of {answer['totalEntries']}"
                 if entries else "no entries")
     lines = [redact(f"session {session} · {answer.get('cwd') or '?'} · {what}")]
+    # An answer from the team hub names its host: the whole entry is read there too.
+    read_whole = f"--session {answer['host']}:{session} --hub" if answer.get("host") else f"--session {session}"
     for entry in entries:
         when = (entry["time"] or "?")[:19].replace("T", " ")
         mark = "  ◀ this entry" if entry.get("target") else ""
@@ -288,7 +290,7 @@ def conversation_text(answer: dict[str, Any], style: Style) -> str:
         if entry["cut"]:
             more = entry["totalChars"] - len(entry["text"])
             lines.append(redact(f"   [… {more:,} more characters: journal-index read "
-                                f"{_entry(entry['entryId'], style)} --session {session}]"))
+                                f"{_entry(entry['entryId'], style)} {read_whole}]"))
     if answer.get("nextOffset") is not None:
         lines.append("")
         lines.append(f"[continue with --offset {answer['nextOffset']}]")
