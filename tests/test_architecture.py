@@ -177,7 +177,8 @@ def _literal_text(node: ast.expr) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+        return "".join(part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "{}"
+                       for part in node.values)
     return None
 
 
