@@ -140,13 +140,19 @@ def test_the_reply_arriving_in_a_later_pass_replaces_what_the_first_linked(store
     assert_as_from_scratch(store, path)
 
 
-def test_a_call_answered_after_the_next_question_is_no_reply(store: Store, tmp_path: Path) -> None:
+@pytest.mark.parametrize("passes", ["one", "several"])
+def test_a_call_answered_after_the_next_question_is_no_reply(store: Store, tmp_path: Path, passes: str) -> None:
     path = tmp_path / "late.jsonl"
-    grow(store, path, _line(PI_HEADER), pi(1, "user", "run the suite?"), pi(2, "assistant", "running it"),
-         pi(3, "assistant", "and the linter", call="c1"))
-    grow(store, path, pi(4, "user", "and the docs?"))
-    assert replies(store) == {pi_id(1): pi_id(3), pi_id(4): None}
-    grow(store, path, pi(5, "toolResult", "lint ok", answers="c1"))  # answers the call of the turn before
+    first = [_line(PI_HEADER), pi(1, "user", "run the suite?"), pi(2, "assistant", "running it"),
+             pi(3, "assistant", "and the linter", call="c1")]
+    then = [pi(4, "user", "and the docs?"), pi(5, "toolResult", "lint ok", answers="c1")]  # answers the turn before
+    if passes == "one":
+        grow(store, path, *first, *then)
+    else:
+        grow(store, path, *first)
+        grow(store, path, then[0])
+        assert replies(store) == {pi_id(1): pi_id(3), pi_id(4): None}
+        grow(store, path, then[1])
     assert replies(store) == {pi_id(1): pi_id(2), pi_id(4): None}
     assert_linked_as_defined(store)
     assert_as_from_scratch(store, path)
@@ -177,6 +183,22 @@ def test_a_turn_whose_last_assistant_entry_is_a_call_links_the_one_before(store:
     ]
     for chunk in ([b"".join(lines)] if passes == "one" else lines):
         grow(store, path, chunk)
+    assert replies(store) == {claude_id(1): claude_id(2)}
+    assert_linked_as_defined(store)
+    assert_as_from_scratch(store, path)
+
+
+def test_parallel_calls_answered_in_a_later_pass_are_no_replies(store: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "claude" / "projects" / "-home-dev-proj"
+    folder.mkdir(parents=True)
+    path = folder / "5e55a0b1-0000-4000-8000-00000000c1a0.jsonl"
+    grow(store, path, claude(1, "user", "which tests are slow?"),
+         claude(2, "assistant", [{"type": "text", "text": "Timing both suites."}]),
+         claude(3, "assistant", [{"type": "tool_use", "id": "toolu_a", "name": "Bash", "input": {"command": "a"}}]),
+         claude(4, "assistant", [{"type": "tool_use", "id": "toolu_b", "name": "Bash", "input": {"command": "b"}}]))
+    assert replies(store) == {claude_id(1): claude_id(4)}
+    grow(store, path, claude(5, "user", [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "12 s"}]),
+         claude(6, "user", [{"type": "tool_result", "tool_use_id": "toolu_b", "content": "40 s"}]))
     assert replies(store) == {claude_id(1): claude_id(2)}
     assert_linked_as_defined(store)
     assert_as_from_scratch(store, path)

@@ -17,7 +17,7 @@ from journal_index.indexing.extract import EntryRow
 
 _INSERT_ENTRY = (
     "INSERT INTO entries(rowid, file_id, kind_role, names, id_num, id_text, ts, tool, chars, offset, "
-    "length, tokens_before, link_offset, link_length) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "length, tokens_before, link_offset, link_length, reply) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -105,19 +105,24 @@ def file_cursor(store: Store, file_id: int) -> int | None:
     return None if value is None else int(value)
 
 
-def insert_entries(store: Store, file_id: int, rows: Sequence[EntryRow], terms: Sequence[tuple[int, str]],
-                   bulk: Sequence[tuple[int, str]]) -> int:
-    """A block's rows and the terms of both FTS tables (``terms``/``bulk``: index into ``rows``,
-    text). Returns the rowid of the first row (the others follow it in order)."""
-    base = int(store.value("SELECT max(rowid) FROM entries", default=0) or 0) + 1
+def next_rowid(store: Store) -> int:
+    """The rowid the next entry gets (a block's rows take the ones after it, in order)."""
+    return int(store.value("SELECT max(rowid) FROM entries", default=0) or 0) + 1
+
+
+def insert_entries(store: Store, file_id: int, first_rowid: int, rows: Sequence[EntryRow],
+                   replies: Sequence[int | None], terms: Sequence[tuple[int, str]],
+                   bulk: Sequence[tuple[int, str]]) -> None:
+    """A block's rows, from rowid ``first_rowid`` on (``replies``: each row's entries.reply), and
+    the terms of both FTS tables (``terms``/``bulk``: index into ``rows``, text)."""
+    base = first_rowid
     conn = store.conn
     conn.executemany(_INSERT_ENTRY, [
         (base + i, file_id, *stored_kind(row.kind, row.role), *stored_id(row.entry_id, row.offset), row.ts, row.tool,
-         row.chars, row.offset, row.length, row.tokens_before, row.link_offset, row.link_length)
-        for i, row in enumerate(rows)])
+         row.chars, row.offset, row.length, row.tokens_before, row.link_offset, row.link_length, reply)
+        for i, (row, reply) in enumerate(zip(rows, replies, strict=True))])
     conn.executemany("INSERT INTO entries_fts(rowid, body) VALUES(?, ?)", [(base + i, text) for i, text in terms])
     conn.executemany("INSERT INTO entries_bulk(rowid, body) VALUES(?, ?)", [(base + i, text) for i, text in bulk])
-    return base
 
 
 def advance(store: Store, file_id: int, cursor: int, anchor_hash: str, rows: int, skipped: int, name: str | None,
@@ -176,11 +181,13 @@ def turn_before(store: Store, file_id: int, offset: int) -> TurnStart | None:
     return None if row is None else TurnStart(*row)
 
 
-def last_reply_before(store: Store, file_id: int, after: int, before: int) -> tuple[int, int] | None:
+def last_reply_before(store: Store, file_id: int, after: int, before: int,
+                      called: set[int]) -> tuple[int, int] | None:
     """(offset, rowid) of the last assistant entry between the offsets ``after`` and ``before``
-    that is not a call: no entry of the journal links to it. Read from the journal's end back,
-    the links of everything after an entry are known when it is reached."""
-    called: set[int] = set()
+    that is not a call: no entry of the journal links to it, nor one at the offsets ``called``
+    (those of rows not written yet). Read from the journal's end back, the links of everything
+    after an entry are known when it is reached."""
+    called = set(called)
     for rowid, offset, kind, link_offset in store.conn.execute(
             "SELECT rowid, offset, kind, link_offset FROM entries WHERE file_id = ? AND offset > ? "
             "ORDER BY offset DESC", (file_id, after)):

@@ -258,8 +258,10 @@ class Journal:
             return False
         opened = None
         if extracted.rows:
-            first = index_sql.insert_entries(self.store, self.file_id, extracted.rows, extracted.terms, extracted.bulk)
-            opened = self.turns.add(self.file_id, extracted.rows, first)
+            first = index_sql.next_rowid(self.store)
+            replies, opened = self.turns.link(self.file_id, extracted.rows, first)
+            index_sql.insert_entries(self.store, self.file_id, first, extracted.rows, replies, extracted.terms,
+                                     extracted.bulk)
         if extracted.compactions:
             self._mark_context(extracted.compactions[-1])
         skipped = extracted.skipped + block.skipped
