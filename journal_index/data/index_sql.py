@@ -115,14 +115,15 @@ def insert_entries(store: Store, file_id: int, first_rowid: int, rows: Sequence[
                    bulk: Sequence[tuple[int, str]]) -> None:
     """A block's rows, from rowid ``first_rowid`` on (``replies``: each row's entries.reply), and
     the terms of both FTS tables (``terms``/``bulk``: index into ``rows``, text)."""
-    base = first_rowid
     conn = store.conn
     conn.executemany(_INSERT_ENTRY, [
-        (base + i, file_id, *stored_kind(row.kind, row.role), *stored_id(row.entry_id, row.offset), row.ts, row.tool,
-         row.chars, row.offset, row.length, row.tokens_before, row.link_offset, row.link_length, reply)
+        (first_rowid + i, file_id, *stored_kind(row.kind, row.role), *stored_id(row.entry_id, row.offset), row.ts,
+         row.tool, row.chars, row.offset, row.length, row.tokens_before, row.link_offset, row.link_length, reply)
         for i, (row, reply) in enumerate(zip(rows, replies, strict=True))])
-    conn.executemany("INSERT INTO entries_fts(rowid, body) VALUES(?, ?)", [(base + i, text) for i, text in terms])
-    conn.executemany("INSERT INTO entries_bulk(rowid, body) VALUES(?, ?)", [(base + i, text) for i, text in bulk])
+    conn.executemany("INSERT INTO entries_fts(rowid, body) VALUES(?, ?)",
+                     [(first_rowid + i, text) for i, text in terms])
+    conn.executemany("INSERT INTO entries_bulk(rowid, body) VALUES(?, ?)",
+                     [(first_rowid + i, text) for i, text in bulk])
 
 
 def advance(store: Store, file_id: int, cursor: int, anchor_hash: str, rows: int, skipped: int, name: str | None,
