@@ -81,11 +81,15 @@ def term_instances(store: Store) -> list[tuple[str, str, str, int, int | None]]:
     return sorted(rows, key=lambda r: (r[0], r[1], r[2], r[3], -1 if r[4] is None else r[4]))
 
 
+# An entry's turn reply (migration 0012) by its offset, comparable between two indexes.
+REPLY_OFFSET = "(SELECT r.offset FROM entries r WHERE r.rowid = e.reply)"
+
+
 def entry_rows(store: Store) -> list[tuple[Any, ...]]:
-    """The entries table without rowids, in a stable order."""
+    """The entries table without rowids (a question's reply by its offset), in a stable order."""
     return sorted(store.rows(
         "SELECT f.path, e.entry_id, e.ts, e.kind, e.role, e.tool, e.chars, e.offset, "
-        "e.length, e.tokens_before FROM entries e JOIN files f ON f.id = e.file_id"))
+        f"e.length, e.tokens_before, coalesce({REPLY_OFFSET}, -1) FROM entries e JOIN files f ON f.id = e.file_id"))
 
 
 def snapshot(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, str, int, int | None]]]:
@@ -194,15 +198,16 @@ def scratch_snapshot(paths: list[str] | list[Path]) -> tuple[list[tuple[Any, ...
 
 def relative_rows(db: str | Path, root: Path) -> list[tuple[Any, ...]]:
     """Every entry of the index file ``db`` as (journal relative to root, entry id, offset, length,
-    kind), duplicates kept, plus the FTS row count: comparable across folders and processes."""
+    kind, its reply's offset or -1), duplicates kept, plus the FTS row count: comparable across
+    folders and processes."""
     import os
 
     import apsw
 
     conn = apsw.Connection(str(db))
     try:
-        rows = conn.execute("SELECT f.path, e.entry_id, e.offset, e.length, e.kind FROM entries e "
-                            "JOIN files f ON f.id = e.file_id").fetchall()
+        rows = conn.execute(f"SELECT f.path, e.entry_id, e.offset, e.length, e.kind, coalesce({REPLY_OFFSET}, -1) "
+                            "FROM entries e JOIN files f ON f.id = e.file_id").fetchall()
         counts: list[Any] = [conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] for table in FTS_TABLES]
         terms = sum(counts)
     finally:

@@ -17,7 +17,7 @@ from journal_index.indexing.extract import EntryRow
 
 _INSERT_ENTRY = (
     "INSERT INTO entries(rowid, file_id, kind_role, names, id_num, id_text, ts, tool, chars, offset, "
-    "length, tokens_before, link_offset, link_length) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "length, tokens_before, link_offset, link_length, reply) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -95,7 +95,7 @@ def reset_file(store: Store, file_id: int, empty_anchor: str) -> None:
     store.conn.execute(
         "UPDATE files SET cursor = 0, anchor_hash = ?, entries = 0, skipped = 0, name = NULL, "
         "last_ts = NULL, size = NULL, mtime_ns = NULL, ctime_ns = NULL, dev = NULL, ino = NULL, "
-        "context_from = NULL WHERE id = ?",
+        "context_from = NULL, open_turn = NULL WHERE id = ?",
         (empty_anchor, file_id),
     )
 
@@ -105,27 +105,36 @@ def file_cursor(store: Store, file_id: int) -> int | None:
     return None if value is None else int(value)
 
 
-def insert_entries(store: Store, file_id: int, rows: Sequence[EntryRow], terms: Sequence[tuple[int, str]],
+def next_rowid(store: Store) -> int:
+    """The rowid the next entry gets (a block's rows take the ones after it, in order)."""
+    return int(store.value("SELECT max(rowid) FROM entries", default=0) or 0) + 1
+
+
+def insert_entries(store: Store, file_id: int, first_rowid: int, rows: Sequence[EntryRow],
+                   replies: Sequence[int | None], terms: Sequence[tuple[int, str]],
                    bulk: Sequence[tuple[int, str]]) -> None:
-    """A block's rows and the terms of both FTS tables (``terms``/``bulk``: index into ``rows``, text)."""
-    base = int(store.value("SELECT max(rowid) FROM entries", default=0) or 0) + 1
+    """A block's rows, from rowid ``first_rowid`` on (``replies``: each row's entries.reply), and
+    the terms of both FTS tables (``terms``/``bulk``: index into ``rows``, text)."""
     conn = store.conn
     conn.executemany(_INSERT_ENTRY, [
-        (base + i, file_id, *stored_kind(row.kind, row.role), *stored_id(row.entry_id, row.offset), row.ts, row.tool,
-         row.chars, row.offset, row.length, row.tokens_before, row.link_offset, row.link_length)
-        for i, row in enumerate(rows)])
-    conn.executemany("INSERT INTO entries_fts(rowid, body) VALUES(?, ?)", [(base + i, text) for i, text in terms])
-    conn.executemany("INSERT INTO entries_bulk(rowid, body) VALUES(?, ?)", [(base + i, text) for i, text in bulk])
+        (first_rowid + i, file_id, *stored_kind(row.kind, row.role), *stored_id(row.entry_id, row.offset), row.ts,
+         row.tool, row.chars, row.offset, row.length, row.tokens_before, row.link_offset, row.link_length, reply)
+        for i, (row, reply) in enumerate(zip(rows, replies, strict=True))])
+    conn.executemany("INSERT INTO entries_fts(rowid, body) VALUES(?, ?)",
+                     [(first_rowid + i, text) for i, text in terms])
+    conn.executemany("INSERT INTO entries_bulk(rowid, body) VALUES(?, ?)",
+                     [(first_rowid + i, text) for i, text in bulk])
 
 
 def advance(store: Store, file_id: int, cursor: int, anchor_hash: str, rows: int, skipped: int, name: str | None,
-            last_ts: int | None, indexed_at: int, dev: int, ino: int) -> None:
-    """Move a journal's cursor past a block, with the counts and the file it came from."""
+            last_ts: int | None, indexed_at: int, dev: int, ino: int, open_turn: int | None) -> None:
+    """Move a journal's cursor past a block, with the counts, the file it came from and its
+    last user entry (``open_turn``; None: the block held none)."""
     store.conn.execute(
         "UPDATE files SET cursor = ?, anchor_hash = ?, entries = entries + ?, skipped = skipped + ?, "
         "name = coalesce(?, name), last_ts = max(coalesce(last_ts, 0), coalesce(?, 0)), "
-        "indexed_at = ?, dev = ?, ino = ? WHERE id = ?",
-        (cursor, anchor_hash, rows, skipped, name, last_ts, indexed_at, dev, ino, file_id),
+        "indexed_at = ?, dev = ?, ino = ?, open_turn = coalesce(?, open_turn) WHERE id = ?",
+        (cursor, anchor_hash, rows, skipped, name, last_ts, indexed_at, dev, ino, open_turn, file_id),
     )
 
 
@@ -142,6 +151,56 @@ def first_offset_of(store: Store, file_id: int, entry_id: str) -> int | None:
 
 def set_context_from(store: Store, file_id: int, offset: int) -> None:
     store.conn.execute("UPDATE files SET context_from = ? WHERE id = ?", (offset, file_id))
+
+
+# -- each question's reply (migration 0012; journal_index/indexing/turns.py) -------------------
+
+
+class TurnStart(NamedTuple):
+    """A user entry that opened a turn, and the reply its row holds."""
+
+    question: int  # entries.rowid
+    offset: int
+    reply: int | None  # entries.rowid
+    reply_offset: int | None
+
+
+_TURN_START = ("SELECT q.rowid, q.offset, r.rowid, r.offset FROM entries q "
+               "LEFT JOIN entries r ON r.rowid = q.reply WHERE ")
+
+
+def open_turn(store: Store, file_id: int) -> TurnStart | None:
+    """The journal's last user entry (files.open_turn): its turn lasts until the next one."""
+    row = store.one(_TURN_START + "q.rowid = (SELECT open_turn FROM files WHERE id = ?)", (file_id,))
+    return None if row is None else TurnStart(*row)
+
+
+def turn_before(store: Store, file_id: int, offset: int) -> TurnStart | None:
+    """The turn holding the entry at ``offset``: the last user entry before it."""
+    row = store.one(_TURN_START + "q.file_id = ? AND q.offset < ? AND q.kind = 'user' ORDER BY q.offset DESC LIMIT 1",
+                    (file_id, offset))
+    return None if row is None else TurnStart(*row)
+
+
+def last_reply_before(store: Store, file_id: int, after: int, before: int,
+                      called: set[int]) -> tuple[int, int] | None:
+    """(offset, rowid) of the last assistant entry between the offsets ``after`` and ``before``
+    that is not a call: no entry of the journal links to it, nor one at the offsets ``called``
+    (those of rows not written yet). Read from the journal's end back, the links of everything
+    after an entry are known when it is reached."""
+    called = set(called)
+    for rowid, offset, kind, link_offset in store.conn.execute(
+            "SELECT rowid, offset, kind, link_offset FROM entries WHERE file_id = ? AND offset > ? "
+            "ORDER BY offset DESC", (file_id, after)):
+        if link_offset is not None:
+            called.add(link_offset)
+        if offset < before and kind == "assistant" and offset not in called:
+            return int(offset), int(rowid)
+    return None
+
+
+def set_reply(store: Store, question: int, reply: int | None) -> None:
+    store.conn.execute("UPDATE entries SET reply = ? WHERE rowid = ?", (reply, question))
 
 
 def forget_file(store: Store, file_id: int) -> None:

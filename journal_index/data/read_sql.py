@@ -37,7 +37,6 @@ Tokenize = Callable[[str], list[str]]
 LIGHT_LIMIT = 200  # candidates from what was said, by bm25
 BULK_LIMIT = 100  # candidates from tool output per expression, newest first
 SCORE_WINDOW = 2000  # an expression matching more entries than this has only its newest scored
-ANSWER_LOOKAHEAD = 60  # entries looked at after a question for the end of its turn
 STATS_STALE_ROWS = 1000  # the average length is measured again after this many new entries
 
 
@@ -135,12 +134,12 @@ def held(store: Store, phrases: list[list[str]], rowids: set[int]) -> set[int]:
     return rows & rowids
 
 
-def following(store: Store, question: Hit) -> list[Hit]:
-    """The entries after ``question`` in its journal (at most ANSWER_LOOKAHEAD), in order."""
-    rows = store.rows(f"SELECT {HIT_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id "
-                      "WHERE e.file_id = (SELECT file_id FROM entries WHERE rowid = ?) AND e.offset > ? "
-                      f"ORDER BY e.offset LIMIT {ANSWER_LOOKAHEAD}", (question.rowid, question.offset))
-    return hits_of(rows)
+def reply_to(store: Store, question: Hit) -> Hit | None:
+    """The reply that ends the turn ``question`` opened (the last assistant entry before the user
+    speaks again, not a call: it says what was found), as the indexer linked it (entries.reply,
+    migration 0012)."""
+    found = hits_of(store.rows(f"{_HITS}e.rowid = (SELECT reply FROM entries WHERE rowid = ?)", (question.rowid,)))
+    return found[0] if found else None
 
 
 # -- entries --------------------------------------------------------------------------------

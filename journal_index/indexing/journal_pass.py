@@ -34,6 +34,7 @@ from journal_index.indexing.journal_blocks import (
     read_first_line,
     read_head,
 )
+from journal_index.indexing.turns import TurnLinks
 from journal_index.text import giant_line
 from journal_index.text.call_sites import CallSite
 
@@ -116,6 +117,7 @@ class Journal:
         # (header, head hash) of a journal not yet in ``files``; set while its first commit is open
         self.unregistered: tuple[Header | None, str] | None = None
         self.registering: tuple[Header | None, str] | None = None
+        self.turns = TurnLinks(store)  # each question's reply, kept current block by block
 
     def prepare(self) -> bool:
         """Stat, skip, register or reset. True when there may be new lines to read."""
@@ -171,6 +173,7 @@ class Journal:
             # Registered by the first commit of its rows, not in a transaction of its own:
             # a first pass over thousands of journals would otherwise pay a commit for each.
             self.unregistered = (header, head_hash)
+            self.turns.start_over()
         else:
             self.file_id, self.cursor = known.id, known.cursor
             self.pending_cursor = self.cursor
@@ -231,6 +234,7 @@ class Journal:
             index_sql.reset_file(self.store, self.file_id, fingerprint(b""))
             self._write_header(header, head_hash)
         self.cursor = self.pending_cursor = 0
+        self.turns.start_over()
         self.result.reset = True
         if self.fmt is not None:
             self.extractor = Extractor(self.fmt, self._lookback)
@@ -252,8 +256,12 @@ class Journal:
             self.registering, self.unregistered = self.unregistered, None
         if index_sql.file_cursor(self.store, self.file_id) != self.pending_cursor:
             return False
+        opened = None
         if extracted.rows:
-            index_sql.insert_entries(self.store, self.file_id, extracted.rows, extracted.terms, extracted.bulk)
+            first = index_sql.next_rowid(self.store)
+            replies, opened = self.turns.link(self.file_id, extracted.rows, first)
+            index_sql.insert_entries(self.store, self.file_id, first, extracted.rows, replies, extracted.terms,
+                                     extracted.bulk)
         if extracted.compactions:
             self._mark_context(extracted.compactions[-1])
         skipped = extracted.skipped + block.skipped
@@ -261,7 +269,7 @@ class Journal:
         # dev and ino: the file the rows up to the cursor came from (a new inode starts over).
         index_sql.advance(self.store, self.file_id, block.end, fingerprint(block.anchor), len(extracted.rows), skipped,
                           extracted.name, extracted.last_ts, int(time.time() * 1000), self.stat.st_dev,
-                          self.stat.st_ino)
+                          self.stat.st_ino, opened)
         if block.final:
             index_sql.record_stat(self.store, self.file_id, self.stat.st_size, self.stat.st_mtime_ns,
                                   self.stat.st_ctime_ns)
@@ -289,8 +297,10 @@ class Journal:
             self.cursor = self.pending_cursor
         else:
             self.pending_cursor = self.cursor
+            self.turns.forget()  # the links written were rolled back with the rows
             if self.registering is not None:  # the row that registered it was rolled back too
                 self.unregistered, self.file_id = self.registering, 0
+                self.turns.start_over()
         self.registering = None
         self.applied.clear()
 

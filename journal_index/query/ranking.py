@@ -233,20 +233,6 @@ def _asks_in_journal(text: str, explain: bool) -> bool:
     return len(text) <= QUESTION_CHARS and ("?" in text or bool(_INVESTIGATE.search(text)) or explain)
 
 
-def _reply(store: Store, question: Hit) -> Hit | None:
-    """The reply that ends the question's turn (the last assistant entry before the user speaks
-    again, not a call): it says what was found."""
-    following = read_sql.following(store, question)
-    calls = {h.link_offset for h in following if h.link_offset is not None}
-    last = None
-    for hit in following:
-        if hit.kind == "user":
-            break
-        if hit.kind == "assistant" and hit.offset not in calls:
-            last = hit
-    return last
-
-
 def _head(ranked: list[Hit], terms: set[str], tokenize: Tokenize,
           said_of: TextOf) -> tuple[list[Hit], list[Hit], set[int]]:
     """The best RERANK candidates, the rest, and the calls kept beside their results. A call
@@ -305,7 +291,7 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
         # what its reply says.
         if (hit.kind == "user" and question.asks and _asks_in_journal(text, question.intent == "explain")
                 and not (pairs and phrased == len(pairs))):
-            reply = _reply(store, hit)
+            reply = read_sql.reply_to(store, hit)  # the last assistant entry of its turn, no call
             if reply is not None:
                 handed = hit.score + _w("reply_link")
                 mine = known.get(reply.rowid)
