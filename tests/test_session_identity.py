@@ -135,13 +135,21 @@ def test_a_header_cwd_with_dotdot_is_the_folder_it_names(tmp_path: Path):
     assert {hit["path"] for hit in answer["result"]["results"]} == {str(home.claude)}
 
 
+def _back_to_schema(conn: apsw.Connection, version: int) -> None:
+    """Make an index read as schema ``version``: what migration 0012 added goes (the others
+    after 8 are data fixes and CREATE … IF NOT EXISTS, which apply again as they would)."""
+    conn.execute("ALTER TABLE entries DROP COLUMN reply")
+    conn.execute("ALTER TABLE files DROP COLUMN open_turn")
+    conn.pragma("user_version", version)
+
+
 def test_an_index_made_before_cwds_were_normalized_is_fixed_by_the_next_pass(tmp_path: Path):
     home = Home(tmp_path)
     db = home.env["JOURNAL_INDEX_DB"]
     conn = apsw.Connection(db)
     try:  # as an older version stored it, one schema back
         conn.execute("UPDATE files SET cwd = ? WHERE format = 'claude'", (f"{PROJ_B}/../projA",))
-        conn.pragma("user_version", 8)
+        _back_to_schema(conn, 8)
     finally:
         conn.close()
     # Opened by this version: never in projB, not even before the next pass has run...
@@ -173,7 +181,7 @@ def test_an_index_holding_windows_cwds_as_written_is_fixed_by_the_next_pass(tmp_
     conn = apsw.Connection(db)
     try:  # as version 9 stored it
         conn.execute("UPDATE files SET cwd = ? WHERE format = 'claude'", (WINDOWS_A,))
-        conn.pragma("user_version", 9)
+        _back_to_schema(conn, 9)
     finally:
         conn.close()
     cli_json(home.env, "index")
