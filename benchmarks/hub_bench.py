@@ -1,6 +1,7 @@
 """The team hub's figures, beside local search measured in the same run.
 
     python -m benchmarks.hub_bench [--size 20MB] [--hosts 20] [--queries 60] [--out DIR] [--json FILE]
+    python -m benchmarks.hub_bench --size 200MB --hosts 2 --hub-entries 1000000   # the 1-million-entry hub
 
 1. a generated corpus (``benchmarks.corpus``, seed 1) indexed locally, every project shared;
 2. a real PostgreSQL server started in a temporary folder (tests/hub/pg_server.py), one hub database;
@@ -9,7 +10,12 @@
 4. hub size per entry (tables and indexes, ``pg_total_relation_size``);
 5. search p50/p95 on the hub holding one host's entries — the same entries as the local index —
    and locally (``query.search``, warm, in-process), the same queries (``benchmarks.queries``),
-   limit 10, global scope; then on the hub holding every host's copies.
+   limit 10, global scope; then on the hub holding every host's copies;
+6. with ``--hub-entries N``: the hub of step 3 grown to about N entries with more hosts' copies
+   of the same journals (copied on the server: pushing them for real would take hours), and a
+   local index of as many copies of the journals (folders of their own, indexed as usual); the
+   same queries on both, p50/p95 and their ratio. A copy is what a second machine pushing the
+   same journal gives (same entry ids and texts): both sides fold copies into one hit.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -89,12 +96,85 @@ def _summary(times: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(times), 2), "p95": round(_percentile(times, 0.95), 2)}
 
 
+def _ratios(hub: dict[str, float], local: dict[str, float]) -> dict[str, float]:
+    return {k: round(hub[k] / max(1e-9, local[k]), 2) for k in ("p50", "p95")}
+
+
+def _copy_hosts(admin_url: str, source: str, new_hosts: list[str]) -> int:
+    """Copy ``source``'s journals and entries on the server as ``new_hosts`` (what those hosts
+    pushing the same journals would leave); the entries' indexes are rebuilt once at the end.
+    Returns the hub's entries."""
+    with psycopg.connect(admin_url) as conn:
+        indexes = [str(r[0]) for r in conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = 'hub_entries' AND indexname NOT LIKE '%pkey'")]
+        names = [str(r[0]) for r in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'hub_entries' AND indexname NOT LIKE '%pkey'")]
+        for name in names:
+            conn.execute(f'DROP INDEX "{name}"')
+        for table in ("hub_hosts", "hub_journals", "hub_entries"):
+            columns = [str(r[0]) for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s AND column_name <> 'host' "
+                "AND is_generated = 'NEVER' ORDER BY ordinal_position", (table,))]
+            listed = ", ".join(f'"{c}"' for c in columns)
+            for host in new_hosts:
+                conn.execute(f"INSERT INTO {table} (host, {listed}) SELECT %s, {listed} FROM {table} "
+                             "WHERE host = %s", (host, source))
+            conn.commit()
+        for index in indexes:
+            conn.execute(index)
+        conn.commit()
+        row = conn.execute("SELECT count(*) FROM hub_entries").fetchone()
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    return int(row[0]) if row else 0
+
+
+def _grow(server: Any, out: Path, sessions: Path, per_host: int, hosts: int, target: int,
+          queries: list[str]) -> dict[str, Any]:
+    """The hub of every host's copies grown to about ``target`` entries, and a local index of
+    as many copies, searched with the same queries."""
+    copies = max(hosts, -(-target // max(1, per_host)))
+    started = time.perf_counter()
+    entries = _copy_hosts(server.url("hubadmin", "hub_many"), "bench-0",
+                          [f"bench-{n}" for n in range(hosts, copies)])
+    grown: dict[str, Any] = {"copies": copies, "hubEntries": entries,
+                             "hubCopySeconds": round(time.perf_counter() - started, 1)}
+    with psycopg.connect(server.url("hubadmin", "hub_many")) as conn:
+        row = conn.execute("SELECT pg_total_relation_size('hub_entries') + pg_total_relation_size('hub_journals')"
+                           ).fetchone()
+        grown["hubBytesPerEntry"] = round(row[0] / max(1, entries)) if row else 0
+    copied = out / "copies"
+    for n in range(copies):
+        if not (copied / f"host-{n}").is_dir():
+            shutil.copytree(sessions, copied / f"host-{n}")
+    started = time.perf_counter()
+    store = open_store(str(out / "copies.db"))
+    try:
+        index_files(store, discover([copied]), roots=[copied])
+        grown["localEntries"] = int(store.value("SELECT count(*) FROM entries", default=0))
+        grown["localIndexSeconds"] = round(time.perf_counter() - started, 1)
+        local = Filters(Scope("global"))
+        local_times = _search_times(lambda q: local_search(store, q, local, limit=10, roots=[copied]), queries)
+    finally:
+        store.close()
+    everything = HubFilters(HubScope("global"))
+    with psycopg.connect(server.url(MEMBER, "hub_many")) as conn:
+        hub_times = _search_times(lambda q: hub_search(conn, q, everything, limit=10), queries)
+    grown["localSearchMs"] = _summary(local_times)
+    grown["hubSearchMs"] = _summary(hub_times)
+    grown["hubOverLocal"] = _ratios(grown["hubSearchMs"], grown["localSearchMs"])
+    return grown
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.hub_bench", description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="20MB", help="generated corpus size (default 20MB)")
     ap.add_argument("--hosts", type=int, default=20)
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--out", type=Path, default=None, help="where the corpus and index go (default: a temp folder)")
+    ap.add_argument("--hub-entries", type=int, default=0,
+                    help="also grow the hub to about this many entries with more hosts' copies, beside a local "
+                         "index of as many copies (default 0: not done)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="hub-bench-"))
@@ -149,8 +229,9 @@ def main(argv: list[str] | None = None) -> int:
         figures["localSearchMs"] = _summary(local_times)
         figures["hubSearchMs"] = _summary(hub_times)
         figures["hubSearchMsAllHosts"] = _summary(many_times)
-        figures["hubOverLocal"] = {k: round(figures["hubSearchMs"][k] / max(1e-9, figures["localSearchMs"][k]), 2)
-                                   for k in ("p50", "p95")}
+        figures["hubOverLocal"] = _ratios(figures["hubSearchMs"], figures["localSearchMs"])
+        if args.hub_entries:
+            figures["grown"] = _grow(server, out, sessions, pushed, args.hosts, args.hub_entries, queries)
     finally:
         store.close()
         server.stop("immediate")
@@ -163,6 +244,13 @@ def main(argv: list[str] | None = None) -> int:
           f"hub {figures['hubSearchMs']['p50']}/{figures['hubSearchMs']['p95']} ms "
           f"(×{figures['hubOverLocal']['p50']} / ×{figures['hubOverLocal']['p95']}), hub with every host's copies "
           f"{figures['hubSearchMsAllHosts']['p50']}/{figures['hubSearchMsAllHosts']['p95']} ms", file=sys.stderr)
+    if "grown" in figures:
+        grown = figures["grown"]
+        print(f"grown: hub {grown['hubEntries']} entries ({grown['copies']} hosts' copies, {grown['hubBytesPerEntry']} "
+              f"bytes per entry), local {grown['localEntries']} entries; search p50/p95: local "
+              f"{grown['localSearchMs']['p50']}/{grown['localSearchMs']['p95']} ms, hub "
+              f"{grown['hubSearchMs']['p50']}/{grown['hubSearchMs']['p95']} ms "
+              f"(×{grown['hubOverLocal']['p50']} / ×{grown['hubOverLocal']['p95']})", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
