@@ -175,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hub-entries", type=int, default=0,
                     help="also grow the hub to about this many entries with more hosts' copies, beside a local "
                          "index of as many copies (default 0: not done)")
+    ap.add_argument("--keep-hub", action="store_true",
+                    help="leave the PostgreSQL server running at the end (for EXPLAIN ANALYZE); prints how to stop it")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="hub-bench-"))
@@ -234,8 +236,12 @@ def main(argv: list[str] | None = None) -> int:
             figures["grown"] = _grow(server, out, sessions, pushed, args.hosts, args.hub_entries, queries)
     finally:
         store.close()
-        server.stop("immediate")
-        server.remove()
+        if args.keep_hub:
+            print(f"hub kept: psql '{server.url('hubadmin', 'hub_many')}'; stop it with "
+                  f"pg_ctl -D {server.data} stop, then remove {server.folder}", file=sys.stderr)
+        else:
+            server.stop("immediate")
+            server.remove()
     print(json.dumps(figures, indent=2))
     print(f"push: one host {figures['pushOneHostMBps']} MB/s; {args.hosts} at once "
           f"{figures['pushConcurrentMBps']} MB/s in all; hub {figures['hubBytesPerEntry']} bytes per entry "
