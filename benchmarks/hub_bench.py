@@ -142,8 +142,8 @@ def _copy_hosts(admin_url: str, source: str, copies: range, shift_ms: int) -> in
         for name, _ in found:
             conn.execute(f'DROP INDEX "{name}"')
         shifted = {"host": "%(host)s", "started": "started - %(shift)s", "last_ts": "last_ts - %(shift)s",
-                   "ts": "ts - %(shift)s", "entry_id": "lpad(to_hex(%(copy)s), 2, '0') || substr(entry_id, 3)",
-                   "digest": "md5(digest || %(copy)s)"}
+                   "ts": "ts - %(shift)s", "entry_id": "lpad(to_hex(%(copy)s::integer), 2, '0') || substr(entry_id, 3)",
+                   "digest": "md5(digest || %(copy)s::text)"}
         for table in ("hub_hosts", "hub_journals", "hub_entries"):
             columns = [str(r[0]) for r in conn.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
