@@ -98,8 +98,13 @@ class HubFilters:
         return " AND ".join(parts), values
 
 
-def _rows(conn: Any, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+def _rows(conn: Any, sql: str, params: list[Any], match: str | None = None) -> list[tuple[Any, ...]]:
+    """The rows of one read, in a transaction of its own; ``match`` is the tsquery the view
+    hub_matches applies (migrations/hub/0002)."""
     with conn.cursor() as cur:
+        # A large hub's plans cost past jit_above_cost: compiling them took longer than running them.
+        cur.execute("SELECT set_config('jit', 'off', true), set_config('journal_index.match', %s, true)",
+                    [match or ""])
         cur.execute(sql, params)
         rows = [tuple(r) for r in cur.fetchall()]
     conn.rollback()
@@ -179,35 +184,58 @@ class HubResult:
                 "results": [h.as_json() for h in self.hits]}
 
 
-# A common word matches a large share of the hub: its newest SCORED_CANDIDATES matches are ranked
-# (reading every match's terms to rank it is what made such a search slow), as locally.
-SCORED_CANDIDATES = 2000
+# A common word matches a large share of the hub, and reading every match is what made such a
+# search grow with the hub. The candidates are the word's matches among the newest RECENT_WINDOW
+# entries of the scope, their terms read directly (a bounded cost, whatever the hub's size);
+# only when those cannot fill the page does the terms index give the newest SCORED_CANDIDATES
+# matches of the whole scope (a word that rare has few matches to read: under 1 in 200 entries).
+RECENT_WINDOW = 2000
+SCORED_CANDIDATES = 500
 # The text of a giant entry that can hold terms (text_forms.indexed_part, on the server).
 _SHOWN_TEXT = ("CASE WHEN e.chars > 65536 THEN substr(e.text, 1, 49152) || E'\\n' "
                "|| substr(e.text, e.chars - 16383) ELSE e.text END")
+_JOURNAL = "JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
+# Each hit's journal by its key (a hash join read every journal the member may see).
+_EACH_JOURNAL = ("CROSS JOIN LATERAL (SELECT j.path, j.session_id, j.cwd, j.agent FROM hub_journals j "
+                 "WHERE j.host = e.host AND j.journal = e.journal LIMIT 1) j")
+_KEY = "e.host = c.host AND e.journal = c.journal AND e.\"offset\" = c.\"offset\""
 
 
-def _scored(conn: Any, q: str, where: str, params: list[Any], now: int, fetch: int,
+def _ranked(conn: Any, candidates: str, params: list[Any], match: str, now: int, fetch: int,
             complete: bool) -> list[HubHit]:
     # Rank the candidates on their terms alone; their texts (detoasted, maybe long) are read
     # for the hits shown only (_fill_texts).
-    key = "e.host = c.host AND e.journal = c.journal AND e.\"offset\" = c.\"offset\""
-    sql = (f"WITH c AS (SELECT e.host, e.journal, e.\"offset\" FROM hub_entries e JOIN hub_journals j "
-           f"ON j.host = e.host AND j.journal = e.journal WHERE e.terms @@ to_tsquery('{TS_CONFIG}', %s) "
-           f"AND {where} ORDER BY e.ts DESC NULLS LAST LIMIT {SCORED_CANDIDATES}), "
-           f"r AS (SELECT c.host, c.journal, c.\"offset\", ts_rank_cd(e.terms, q, 1) * {_KIND_WEIGHT} "
-           f"/ (1 + greatest(0, %s - coalesce(e.ts, 0)) / 86400000.0 / {AGE_DAYS}) AS score "
-           f"FROM c JOIN hub_entries e ON {key} CROSS JOIN to_tsquery('{TS_CONFIG}', %s) q "
-           "ORDER BY score DESC, e.ts DESC LIMIT %s) "
-           f"{_KEYS_ONLY}, c.score, e.digest "
-           f"FROM r AS c JOIN hub_entries e ON {key} JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
+    sql = (f"WITH c AS MATERIALIZED ({candidates}), "
+           f"r AS (SELECT c.host, c.journal, c.\"offset\", c.ts, ts_rank_cd(c.terms, q, 1) * "
+           f"{_KIND_WEIGHT.replace('e.kind', 'c.kind')} / (1 + greatest(0, %s - coalesce(c.ts, 0)) / 86400000.0 "
+           f"/ {AGE_DAYS}) AS score FROM c CROSS JOIN to_tsquery('{TS_CONFIG}', %s) q "
+           "ORDER BY score DESC, c.ts DESC LIMIT %s) "
+           f"{_KEYS_ONLY}, c.score, e.digest FROM r AS c JOIN hub_entries e ON {_KEY} {_EACH_JOURNAL} "
            "ORDER BY c.score DESC, e.ts DESC")
     hits = []
-    for row in _rows(conn, sql, [q, *params, now, q, fetch]):
+    for row in _rows(conn, sql, [*params, now, match, fetch], match):
         hit = _hit(row, float(row[14]), complete)
         hit.digest = str(row[15])
         hits.append(hit)
     return hits
+
+
+def _scored(conn: Any, q: str, filters: HubFilters, now: int, fetch: int, limit: int,
+            complete: bool) -> list[HubHit]:
+    where, params = filters.sql()
+    columns = "e.host, e.journal, e.\"offset\", e.ts, e.kind, e.terms"
+    journal = _JOURNAL if filters.agents else ""  # the only filter on the journal's columns
+    recent = (f"SELECT * FROM (SELECT {columns} FROM hub_entries e {journal} WHERE {where} "
+              f"ORDER BY e.ts DESC NULLS LAST LIMIT {RECENT_WINDOW}) e "
+              f"WHERE e.terms @@ to_tsquery('{TS_CONFIG}', current_setting('journal_index.match')) "
+              f"ORDER BY e.ts DESC NULLS LAST LIMIT {SCORED_CANDIDATES}")
+    hits = _ranked(conn, recent, params, q, now, fetch, complete)
+    if len({(h.entry_id, h.kind, h.digest) for h in hits}) >= limit:  # copies fill one slot (_collapse)
+        return hits
+    # The view applies the match through the terms index (row-level security alone cannot).
+    matches = (f"SELECT {columns} FROM hub_matches e {journal} WHERE {where} "
+               f"ORDER BY e.ts DESC NULLS LAST LIMIT {SCORED_CANDIDATES}")
+    return _ranked(conn, matches, params, q, now, fetch, complete)
 
 
 def _fill_texts(conn: Any, hits: list[HubHit]) -> None:
@@ -254,10 +282,10 @@ def search(conn: Any, query: str, filters: HubFilters, limit: int = 10, now: int
         base = f"{_SELECT} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
         rows = _rows(conn, f"{base} WHERE {where} ORDER BY e.ts DESC NULLS LAST LIMIT %s", [*params, fetch])
         return HubResult("all", None, filters.scope, _collapse([_hit(r) for r in rows], limit))
-    hits = _collapse(_scored(conn, all_q, where, params, now, fetch, True), limit)
+    hits = _collapse(_scored(conn, all_q, filters, now, fetch, limit, True), limit)
     any_q = tsquery(query, False)
     if len(hits) < limit and any_q != all_q and any_q is not None:
-        more = _scored(conn, any_q, where, params, now, fetch, False)
+        more = _scored(conn, any_q, filters, now, fetch, limit, False)
         keys = {(h.host, h.path, h.offset) for h in hits}
         hits = _collapse(hits + [h for h in more if (h.host, h.path, h.offset) not in keys], limit)
     shown: list[Hit] = list(hits)

@@ -239,4 +239,4 @@ def test_status_in_words_and_init_only_by_the_owner(tmp_path: Path, hub: Hub) ->
     refused = machine.run("hub", "init", check=False)  # alice owns nothing on the hub
     assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
     owner = machine.run("hub", "init", "--hub", hub.url())
-    assert "schema version 1" in owner.stdout
+    assert "schema version 2" in owner.stdout
