@@ -36,7 +36,7 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.corpus import generate, parse_size
+from benchmarks.indexed_corpus import indexed_corpus
 from benchmarks.queries import build_queries
 from journal_index.data.store import open_store
 from journal_index.hub.push import push
@@ -219,12 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="hub-bench-"))
-    sessions = out / "sessions"
-    if not sessions.is_dir():
-        generate(out, parse_size(args.size), seed=1)
-    db = str(out / "index.db")
-    store = open_store(db)
-    index_files(store, discover([sessions]), roots=[sessions])
+    sessions, db, store = indexed_corpus(out, args.size)
     entries = int(store.value("SELECT count(*) FROM entries", default=0))
     journal_mb = _journal_bytes(sessions) / 1e6
     print(f"corpus: {journal_mb:.1f} MB of journals, {entries} entries", file=sys.stderr)

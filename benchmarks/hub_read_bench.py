@@ -27,15 +27,13 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.corpus import generate, parse_size
 from benchmarks.hub_bench import MEMBER, _percentile, _push_as, _setup_hub
+from benchmarks.indexed_corpus import indexed_corpus
 from journal_index.data import read_sql
-from journal_index.data.store import open_store
 from journal_index.hub.read import read_context as hub_context
 from journal_index.hub.read import read_session as hub_session
 from journal_index.hub.search import HubScope, find_sessions
 from journal_index.hub.search import read as hub_read
-from journal_index.indexing.indexer import discover, index_files
 from journal_index.query.conversation import read_context as local_context
 from journal_index.query.scope import Scope
 from tests.hub.pg_server import start_server
@@ -63,12 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="where the corpus and index go (default: a temp folder)")
     args = ap.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="hub-read-bench-"))
-    sessions = out / "sessions"
-    if not sessions.is_dir():
-        generate(out, parse_size(args.size), seed=1)
-    db = str(out / "index.db")
-    store = open_store(db)
-    index_files(store, discover([sessions]), roots=[sessions])
+    sessions, db, store = indexed_corpus(out, args.size)
     every = read_sql.newest_hits(store, ("1", ()), 10_000_000)
     # Entry ids one journal holds only (a copy elsewhere would make the read ambiguous).
     seen: dict[str, int] = {}
