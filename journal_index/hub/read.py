@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 # The hub's rows are read as search reads them: one column list, one row → HubHit.
-from journal_index.hub.search import _SELECT, HubHit, HubScope, _hit, _rows, find_entry
+from journal_index.hub.search import HIT_COLUMNS, HubHit, HubScope, fetch_rows, find_entry, hit_from_row
 from journal_index.query import PAGE_CHARS
 from journal_index.query.conversation import CONTEXT_ENTRY_CHARS, MAX_CONTEXT, SESSION_ENTRY_CHARS
 from journal_index.query.hits import QueryError, iso
@@ -26,13 +26,13 @@ _JOURNAL = "e.host = %s AND e.journal = %s"
 def _cut_select(where: str, order: str) -> str:
     """A SELECT of the entries meeting ``where`` in ``order``, each with its text cut to a number
     of characters (the first parameter) and its whole length; LIMIT and OFFSET are parameters."""
-    columns = _SELECT.replace("e.text,", "left(e.text, %s),")
+    columns = HIT_COLUMNS.replace("e.text,", "left(e.text, %s),")
     return (f"{columns}, e.chars FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal "
             f"WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s")
 
 
 def _cut_hits(rows: list[tuple[Any, ...]]) -> list[tuple[HubHit, int]]:
-    return [(_hit(row), int(row[14])) for row in rows]
+    return [(hit_from_row(row), int(row[14])) for row in rows]
 
 
 def _neighbours(conn: Any, target: HubHit, count: int) -> tuple[list[tuple[HubHit, int]], list[tuple[HubHit, int]]]:
@@ -41,8 +41,8 @@ def _neighbours(conn: Any, target: HubHit, count: int) -> tuple[list[tuple[HubHi
     before = _cut_select(f'{_JOURNAL} AND e."offset" < %s', 'e."offset" DESC')
     after = _cut_select(f'{_JOURNAL} AND e."offset" > %s', 'e."offset"')
     side = [target.host, target.journal, target.offset]
-    rows = _rows(conn, f'({before}) UNION ALL ({after}) ORDER BY "offset"',
-                 [CONTEXT_ENTRY_CHARS, *side, count, 0, CONTEXT_ENTRY_CHARS, *side, count, 0])
+    rows = fetch_rows(conn, f'({before}) UNION ALL ({after}) ORDER BY "offset"',
+                      [CONTEXT_ENTRY_CHARS, *side, count, 0, CONTEXT_ENTRY_CHARS, *side, count, 0])
     hits = _cut_hits(rows)
     return [h for h in hits if h[0].offset < target.offset], [h for h in hits if h[0].offset > target.offset]
 
@@ -58,8 +58,8 @@ def _entry_json(hit: HubHit, total: int, cut: int) -> dict[str, Any]:
 def _place(conn: Any, host: str, journal: str, offset: int = 0) -> tuple[int, int]:
     """How many entries of the journal lie before byte ``offset`` (an entry's place in its
     session), and how many it has."""
-    rows = _rows(conn, f'SELECT count(*) FILTER (WHERE e."offset" < %s), count(*) FROM hub_entries e '
-                       f"WHERE {_JOURNAL}", [offset, host, journal])
+    rows = fetch_rows(conn, f'SELECT count(*) FILTER (WHERE e."offset" < %s), count(*) FROM hub_entries e '
+                            f"WHERE {_JOURNAL}", [offset, host, journal])
     return int(rows[0][0]), int(rows[0][1])
 
 
@@ -91,16 +91,16 @@ def read_session(conn: Any, scope: HubScope, offset: int = 0, page_chars: int = 
     if offset < 0:
         raise QueryError("offset must be 0 or more")
     host, journal = scope.session
-    session = _rows(conn, "SELECT j.session_id, j.agent, j.cwd, j.project FROM hub_journals j "
-                          "WHERE j.host = %s AND j.journal = %s", [host, journal])
+    session = fetch_rows(conn, "SELECT j.session_id, j.agent, j.cwd, j.project FROM hub_journals j "
+                               "WHERE j.host = %s AND j.journal = %s", [host, journal])
     if not session:  # pushed away (forgotten) since its scope was resolved
         raise QueryError(f"session {scope.session_id} is no longer on the hub")
     session_id, agent, cwd, project = session[0]
     _, total = _place(conn, host, journal)
     if offset > 0 and offset >= total:
         raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
-    rows = _cut_hits(_rows(conn, _cut_select(_JOURNAL, 'e."offset"'),
-                           [SESSION_ENTRY_CHARS, host, journal, _PAGE_ROWS, offset]))
+    rows = _cut_hits(fetch_rows(conn, _cut_select(_JOURNAL, 'e."offset"'),
+                                [SESSION_ENTRY_CHARS, host, journal, _PAGE_ROWS, offset]))
     entries: list[dict[str, Any]] = []
     used = 0
     for hit, chars in rows:

@@ -98,7 +98,7 @@ class HubFilters:
         return " AND ".join(parts), values
 
 
-def _rows(conn: Any, sql: str, params: list[Any], match: str | None = None) -> list[tuple[Any, ...]]:
+def fetch_rows(conn: Any, sql: str, params: list[Any], match: str | None = None) -> list[tuple[Any, ...]]:
     """The rows of one read, in a transaction of its own; ``match`` is the tsquery the view
     hub_matches applies (migrations/hub/0002)."""
     with conn.cursor() as cur:
@@ -117,8 +117,9 @@ def find_sessions(conn: Any, given: str) -> list[tuple[str, str, str, str]]:
     agent = ""
     if host and ":" in host:  # HOST:AGENT:ID
         host, _, agent = host.rpartition(":")
-    rows = _rows(conn, "SELECT host, journal, agent, session_id FROM hub_journals WHERE session_id LIKE %s "
-                       "ORDER BY session_id, host LIMIT 50", [wanted.replace("%", r"\%").replace("_", r"\_") + "%"])
+    rows = fetch_rows(conn, "SELECT host, journal, agent, session_id FROM hub_journals WHERE session_id LIKE %s "
+                            "ORDER BY session_id, host LIMIT 50",
+                      [wanted.replace("%", r"\%").replace("_", r"\_") + "%"])
     exact = [r for r in rows if r[3] == wanted]
     found = exact or rows
     if host:
@@ -144,7 +145,7 @@ def resolve_scope(conn: Any, kind: str | None, cwd: str | None, session: str | N
     if kind == "session":
         raise QueryError("scope 'session' needs a session id (--session ID)")
     identity = project_identity(cwd or os.getcwd())
-    known = [str(r[0]) for r in _rows(conn, "SELECT DISTINCT project FROM hub_journals", [])]
+    known = [str(r[0]) for r in fetch_rows(conn, "SELECT DISTINCT project FROM hub_journals", [])]
     inside = tuple(sorted(p for p in known if related(identity, p)))
     if not inside and kind is None:
         return HubScope("global"), (f"(the hub holds no shared project {identity}; showing all the hub's "
@@ -152,14 +153,14 @@ def resolve_scope(conn: Any, kind: str | None, cwd: str | None, session: str | N
     return HubScope("project", identity=identity, projects=inside), None
 
 
-_SELECT = ("SELECT e.entry_id, e.ts, e.kind, e.role, e.tool, e.\"offset\", j.path, j.session_id, j.cwd, j.agent, "
-           "e.host, e.project, e.text, e.journal")
+HIT_COLUMNS = ("SELECT e.entry_id, e.ts, e.kind, e.role, e.tool, e.\"offset\", j.path, j.session_id, j.cwd, "
+               "j.agent, e.host, e.project, e.text, e.journal")
 
 
-_KEYS_ONLY = _SELECT.replace("e.text,", "''::text,")  # the text is read for the hits shown only
+_KEYS_ONLY = HIT_COLUMNS.replace("e.text,", "''::text,")  # the text is read for the hits shown only
 
 
-def _hit(row: tuple[Any, ...], score: float = 0.0, complete: bool = True) -> HubHit:
+def hit_from_row(row: tuple[Any, ...], score: float = 0.0, complete: bool = True) -> HubHit:
     entry_id, ts, kind, role, tool, offset, path, session_id, cwd, agent, host, project, text, journal = row[:14]
     return HubHit(0, entry_id, ts, kind, role, tool, offset, 0, path or "", session_id, cwd, agent,
                   score=score, complete=complete, host=host, project=project, text=text, journal=journal)
@@ -213,8 +214,8 @@ def _ranked(conn: Any, candidates: str, params: list[Any], match: str, now: int,
            f"{_KEYS_ONLY}, c.score, e.digest FROM r AS c JOIN hub_entries e ON {_KEY} {_EACH_JOURNAL} "
            "ORDER BY c.score DESC, e.ts DESC")
     hits = []
-    for row in _rows(conn, sql, [*params, now, match, fetch], match):
-        hit = _hit(row, float(row[14]), complete)
+    for row in fetch_rows(conn, sql, [*params, now, match, fetch], match):
+        hit = hit_from_row(row, float(row[14]), complete)
         hit.digest = str(row[15])
         hits.append(hit)
     return hits
@@ -242,10 +243,10 @@ def _fill_texts(conn: Any, hits: list[HubHit]) -> None:
     """The text of each hit that can hold terms (a giant's head and tail), in one query."""
     if not hits:
         return
-    rows = _rows(conn, f"SELECT e.host, e.journal, e.\"offset\", {_SHOWN_TEXT} FROM hub_entries e "
-                       "JOIN unnest(%s::text[], %s::text[], %s::bigint[]) AS k(host, journal, off) "
-                       "ON e.host = k.host AND e.journal = k.journal AND e.\"offset\" = k.off",
-                 [[h.host for h in hits], [h.journal for h in hits], [h.offset for h in hits]])
+    rows = fetch_rows(conn, f"SELECT e.host, e.journal, e.\"offset\", {_SHOWN_TEXT} FROM hub_entries e "
+                            "JOIN unnest(%s::text[], %s::text[], %s::bigint[]) AS k(host, journal, off) "
+                            "ON e.host = k.host AND e.journal = k.journal AND e.\"offset\" = k.off",
+                      [[h.host for h in hits], [h.journal for h in hits], [h.offset for h in hits]])
     texts = {(host, journal, offset): text for host, journal, offset, text in rows}
     for hit in hits:
         hit.text = texts.get((hit.host, hit.journal, hit.offset), "")
@@ -279,9 +280,9 @@ def search(conn: Any, query: str, filters: HubFilters, limit: int = 10, now: int
     fetch = min(CANDIDATES, limit * 20)
     all_q = tsquery(query, True)
     if all_q is None:
-        base = f"{_SELECT} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
-        rows = _rows(conn, f"{base} WHERE {where} ORDER BY e.ts DESC NULLS LAST LIMIT %s", [*params, fetch])
-        return HubResult("all", None, filters.scope, _collapse([_hit(r) for r in rows], limit))
+        base = f"{HIT_COLUMNS} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
+        rows = fetch_rows(conn, f"{base} WHERE {where} ORDER BY e.ts DESC NULLS LAST LIMIT %s", [*params, fetch])
+        return HubResult("all", None, filters.scope, _collapse([hit_from_row(r) for r in rows], limit))
     hits = _collapse(_scored(conn, all_q, filters, now, fetch, limit, True), limit)
     any_q = tsquery(query, False)
     if len(hits) < limit and any_q != all_q and any_q is not None:
@@ -309,16 +310,16 @@ def find_entry(conn: Any, entry_id: str, scope: HubScope, host: str) -> HubHit |
     answer saying it is not found or ambiguous. Copies of an entry with the same text (one
     journal pushed from several hosts) are one entry: this host's copy, else the newest push's."""
     where, params = HubFilters(scope).sql()
-    base = f"{_SELECT} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
-    rows = _rows(conn, f"{base} WHERE e.entry_id = %s AND {where} ORDER BY (e.host = %s) DESC, j.pushed_at DESC "
-                       "LIMIT 50", [entry_id, *params, host])
+    base = f"{HIT_COLUMNS} FROM hub_entries e JOIN hub_journals j ON j.host = e.host AND j.journal = e.journal"
+    rows = fetch_rows(conn, f"{base} WHERE e.entry_id = %s AND {where} ORDER BY (e.host = %s) DESC, j.pushed_at DESC "
+                            "LIMIT 50", [entry_id, *params, host])
     if not rows and len(entry_id) >= MIN_PREFIX_CHARS:
         pattern = entry_id.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
-        rows = _rows(conn, f"{base} WHERE e.entry_id LIKE %s AND {where} ORDER BY (e.host = %s) DESC, "
-                           "j.pushed_at DESC LIMIT 50", [pattern, *params, host])
+        rows = fetch_rows(conn, f"{base} WHERE e.entry_id LIKE %s AND {where} ORDER BY (e.host = %s) DESC, "
+                                "j.pushed_at DESC LIMIT 50", [pattern, *params, host])
     if not rows:
         return {"status": "not_found", "entryId": entry_id, "where": scope.words()}
-    hits = [_hit(r) for r in rows]
+    hits = [hit_from_row(r) for r in rows]
     if len({h.entry_id for h in hits}) > 1 or len({h.text for h in hits}) > 1:
         return {"status": "ambiguous", "entryId": entry_id,
                 "what": "entryId" if len({h.entry_id for h in hits}) > 1 else "session",
@@ -368,12 +369,13 @@ def sessions(conn: Any, filters: HubFilters, limit: int = 20) -> list[HubSession
         where += (" AND EXISTS (SELECT 1 FROM hub_entries k WHERE k.host = j.host AND k.journal = j.journal "
                   "AND k.kind = ANY(%s))")
         params.append(list(filters.kinds))
-    rows = _rows(conn, "SELECT j.agent, j.session_id, j.path, j.cwd, j.name, j.started, j.last_ts, j.pushed_entries, "
-                       "(SELECT left(u.text, 400) FROM hub_entries u WHERE u.host = j.host AND u.journal = j.journal "
-                       "AND u.kind = 'user' ORDER BY u.\"offset\" LIMIT 1), j.host, j.project "
-                       f"FROM hub_journals j WHERE {where} "
-                       "ORDER BY coalesce(j.last_ts, j.started) DESC NULLS LAST, j.host, j.journal LIMIT %s",
-                 [*params, limit])
+    rows = fetch_rows(conn, "SELECT j.agent, j.session_id, j.path, j.cwd, j.name, j.started, j.last_ts, "
+                            "j.pushed_entries, (SELECT left(u.text, 400) FROM hub_entries u "
+                            "WHERE u.host = j.host AND u.journal = j.journal "
+                            "AND u.kind = 'user' ORDER BY u.\"offset\" LIMIT 1), j.host, j.project "
+                            f"FROM hub_journals j WHERE {where} "
+                            "ORDER BY coalesce(j.last_ts, j.started) DESC NULLS LAST, j.host, j.journal LIMIT %s",
+                      [*params, limit])
     out = []
     for agent, sid, path, cwd, name, started, last, entries, first, host, project in rows:
         words = " ".join((first or "").split())
