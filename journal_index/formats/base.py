@@ -79,6 +79,9 @@ class ToolCall:
     name: str
     arguments: Any  # a dict or list as the agent sent it, or a raw string
     shown: bool = True  # False for calls of our own tool: an earlier search is not what was said
+    # A call that only reads more output of a process an earlier call started (Codex's
+    # ``write_stdin``): that process's id, so its output is found by the command that started it.
+    reads_process: str | None = None
 
     def text(self) -> str:
         """The call as reads show it: its name, then its arguments as ``key: value`` lines."""
@@ -114,6 +117,8 @@ class Entry:
     # Which of ``parts`` are the agent's readable thinking (by index): they stay among the parts,
     # in block order, so what is indexed and searched is the same; a view may fold them apart.
     thinking_at: list[int] = field(default_factory=list)
+    # A tool result saying its command still runs as a process polled later: that process's id.
+    started_process: str | None = None
 
     @property
     def thinking(self) -> list[str]:

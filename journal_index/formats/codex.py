@@ -15,6 +15,11 @@ for the UI (``event_msg``). What becomes text, and from which of the two:
 * a compaction: ``payload.message`` only, never the re-embedded ``replacement_history``; when
   the summary is encrypted (``message`` empty), the entry says so: ``[summary encrypted by Codex]``.
 
+A command still running when its call returns says ``Process running with session ID N``; its
+later output comes in the results of ``write_stdin`` calls that name only ``session_id: N``.
+Both ends are marked (``Entry.started_process``, ``ToolCall.reads_process``) so the indexer can
+file those outputs under the command that started them.
+
 An output produced by our own tool is recognized by its call (linked by ``call_id``) or, also
 under a code-mode ``exec`` wrapper, by Codex's ``metadata.mcp_attribution``.
 """
@@ -68,6 +73,8 @@ _NOT_INDEXED_EVENTS = frozenset({
     "thread_settings_applied",
 })
 ENCRYPTED_SUMMARY = "[summary encrypted by Codex]"
+_PROCESS_RUNNING = re.compile(r"Process running with session ID (\d{1,12})\b")
+_POLL_TOOL = "write_stdin"
 _SAFE_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
 _DAY_FOLDERS = 3  # current_journals looks at the newest few day folders only
 _FILES_PER_DAY = 30
@@ -266,8 +273,25 @@ def _call(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
         return Skip.MALFORMED
     own = is_own_tool(name) or invokes_our_tool(arguments)
     # Our own tool's calls are kept (their results are found by them) but never shown.
-    calls.append(ToolCall(call_id if isinstance(call_id, str) else "", name, arguments, shown=not own))
+    calls.append(ToolCall(call_id if isinstance(call_id, str) else "", name, arguments, shown=not own,
+                          reads_process=_polled_process(name, arguments)))
     return Entry(entry_id, None, ts, "assistant", "assistant", None, parts, calls=calls)
+
+
+def _polled_process(name: str, arguments: Any) -> str | None:
+    if name != _POLL_TOOL or not isinstance(arguments, dict):
+        return None
+    session = arguments.get("session_id")
+    if isinstance(session, bool) or not isinstance(session, int | str):
+        return None
+    session = str(session)
+    return session if session.isdigit() and len(session) <= 12 else None
+
+
+def _started_process(output: list[str]) -> str | None:
+    """The process a command's first output says it left running (Codex prints it in the header)."""
+    found = _PROCESS_RUNNING.search(output[0][:400]) if output else None
+    return found.group(1) if found else None
 
 
 def _ours_by_attribution(obj: dict[str, Any]) -> bool:
@@ -291,7 +315,8 @@ def _output(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int
     if not text_of_blocks(printed, output, ("input_text", "output_text", "text")):
         return Skip.MALFORMED
     return Entry(entry_id, None, ts, "tool_result", "tool", None, [],
-                 answers=call_id if isinstance(call_id, str) else None, output=output)
+                 answers=call_id if isinstance(call_id, str) else None, output=output,
+                 started_process=_started_process(output))
 
 
 def _response_item(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:

@@ -6,6 +6,11 @@ calls seen earlier in the pass are remembered, calls before the pass are found t
 ``lookback`` (the indexer reads the bytes before the cursor). A result links only to a call
 that starts at most :data:`LINK_WINDOW` bytes before it, so a pass that resumes mid-journal
 links exactly as one from byte 0 does.
+
+The output of a command polled later (a call that only reads a running process,
+``ToolCall.reads_process``) is also filed under the command that started the process: the
+result that said so is remembered in the pass, or found through ``process_lookback`` before it,
+under the same window, and that command's summary joins the poll result's searched text.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ _PRUNE_AT = 4096
 
 
 Lookback = Callable[[str, int], CallSite | None]  # (call id, result offset) → its call before the pass
+# (process id, poll result offset) → the call that started the process, before the pass
+ProcessLookback = Callable[[str, int], CallSite | None]
 
 
 class EntryRow(NamedTuple):
@@ -73,10 +80,13 @@ def lines_of(data: bytes, base_offset: int) -> list[tuple[int, bytes]]:
 class Extractor:
     """Parses one journal's blocks, in file order, within one pass."""
 
-    def __init__(self, fmt: JournalFormat, lookback: Lookback | None = None) -> None:
+    def __init__(self, fmt: JournalFormat, lookback: Lookback | None = None,
+                 process_lookback: ProcessLookback | None = None) -> None:
         self.fmt = fmt
         self.lookback = lookback
+        self.process_lookback = process_lookback
         self.calls: dict[str, CallSite] = {}
+        self.processes: dict[str, CallSite] = {}  # process id → the call that started it
         # the summary of each shown call in self.calls, by id() of the call (alive while there)
         self.summaries: dict[int, str] = {}
 
@@ -102,6 +112,24 @@ class Extractor:
             self.calls = {k: s for k, s in self.calls.items() if s.offset >= offset - LINK_WINDOW}
             kept = {id(s.call) for s in self.calls.values()}
             self.summaries = {k: v for k, v in self.summaries.items() if k in kept}
+            self.processes = {k: s for k, s in self.processes.items() if s.offset >= offset - LINK_WINDOW}
+
+    def _started(self, entry: Entry, site: CallSite | None, offset: int) -> CallSite | None:
+        """For a poll's result, the call that started the process it reads (None otherwise);
+        for a result saying its command left a process running, remembers that command."""
+        call = site.call if site is not None else None
+        if call is None:
+            return None
+        if call.reads_process is None:
+            if entry.started_process is not None and site is not None:
+                self.processes[entry.started_process] = site
+            return None
+        start = self.processes.get(call.reads_process)
+        if start is None and self.process_lookback is not None:
+            start = self.process_lookback(call.reads_process, offset)
+        if start is None or start.offset < offset - LINK_WINDOW or start.offset >= offset:
+            return None
+        return start
 
     def block(self, data: bytes, base_offset: int) -> Extracted:
         """Rows and terms of a block of complete lines (``base_offset``: its place in the file)."""
@@ -132,8 +160,9 @@ class Extractor:
         call = site.call if site is not None else None
         if call is not None and (not call.shown or self.fmt.is_own_tool(call.name)):
             return  # our own answer, however the host labelled its result
+        started = self._started(entry, site, offset)
         tool = entry.tool or (call.name if call is not None else None)
-        texts = index_texts(entry, call, self.summaries)
+        texts = index_texts(entry, call, self.summaries, started.call if started is not None else None)
         if texts is None and entry.kind != "compaction":
             return  # nothing a search could find (a compaction still marks where the context restarts)
         out.rows.append(EntryRow(entry.entry_id, entry.ts, entry.kind, entry.role, tool, texts.chars if texts else 0,

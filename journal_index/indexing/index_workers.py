@@ -29,7 +29,7 @@ from typing import Any
 from journal_index.data.store import Store
 from journal_index.formats import FORMATS, Root, open_journal
 from journal_index.indexing.extract import Extractor
-from journal_index.indexing.journal_blocks import Block, lookback, read_blocks
+from journal_index.indexing.journal_blocks import Block, lookback, process_lookback, read_blocks
 from journal_index.indexing.journal_pass import Journal, Writer, index_serially, start_journal
 from journal_index.text import output
 
@@ -98,7 +98,8 @@ def worker_main(tasks: Connection) -> None:
                     put((key, _CHANGED, None))  # replaced since the writer checked it: next pass
                     continue
                 fmt = FORMATS[fmt_name]
-                extractor = Extractor(fmt, functools.partial(lookback, fd, fmt, cursor))
+                extractor = Extractor(fmt, functools.partial(lookback, fd, fmt, cursor),
+                                      functools.partial(process_lookback, fd, fmt, cursor))
                 for block in read_blocks(fd, cursor):
                     extracted = extractor.block(block.data, block.start)
                     block.data = b""  # the writer needs where the block ends, not its bytes

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from journal_index.formats import JournalFormat
+from journal_index.formats import Entry, JournalFormat
 from journal_index.indexing.extract import LINK_WINDOW
 from journal_index.text import giant_line
-from journal_index.text.call_sites import CallSite, find_call
+from journal_index.text.call_sites import CallSite, find_call, parse_salvaging
 
 CHUNK_BYTES = 512 * 1024
 ANCHOR_BYTES = 4096
@@ -88,12 +88,10 @@ def _tail(window: bytes, data: bytes) -> bytes:
     return (window + data)[-ANCHOR_BYTES:]
 
 
-def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_offset: int) -> CallSite | None:
-    """The call a result answers, in the bytes before the pass (within LINK_WINDOW)."""
-    low = max(0, result_offset - LINK_WINDOW)
-    if pass_start <= low:
-        return None
-    needle = b'"' + call_id.encode() + b'"'
+def _lines_before(fd: int, pass_start: int, needle: bytes, low: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of each line holding ``needle`` between ``low`` and the pass start,
+    newest first; a line longer than a giant's limit is passed over (a pass does not keep
+    what such a line says either)."""
     for size in (LOOKBACK_FIRST_BYTES, pass_start - low):
         start = max(low, pass_start - size)
         data = os.pread(fd, pass_start - start, start)
@@ -104,14 +102,50 @@ def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_
                 break  # the line begins before what was read: look further back, or give up
             line_end = data.find(b"\n", at)
             line_end = line_end if line_end >= 0 else len(data)
-            # A giant line's calls are never linked (a pass does not remember them either).
-            site = (find_call(fmt, call_id, data[line_start:line_end], start + line_start)
-                    if line_end - line_start <= giant_line.limit() else None)
-            if site is not None:
-                return site
+            if line_end - line_start <= giant_line.limit():
+                yield start + line_start, data[line_start:line_end]
             at = data.rfind(needle, 0, line_start)
         if start == low:
             break
+
+
+def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_offset: int) -> CallSite | None:
+    """The call a result answers, in the bytes before the pass (within LINK_WINDOW)."""
+    low = max(0, result_offset - LINK_WINDOW)
+    if pass_start <= low:
+        return None
+    # The first, small read may already hold the line; the second reads the whole window.
+    seen: set[int] = set()
+    for offset, line in _lines_before(fd, pass_start, b'"' + call_id.encode() + b'"', low):
+        if offset in seen or offset >= result_offset:
+            continue
+        seen.add(offset)
+        site = find_call(fmt, call_id, line, offset)
+        if site is not None:
+            return site
+    return None
+
+
+def process_lookback(fd: int, fmt: JournalFormat, pass_start: int, process: str, poll_offset: int) -> CallSite | None:
+    """The call that started ``process``, for a poll's result at ``poll_offset``: the newest
+    result before the pass (within LINK_WINDOW) saying its command left that process running,
+    and the call it answers (a poll's own result, still running, does not count)."""
+    low = max(0, poll_offset - LINK_WINDOW)
+    if pass_start <= low:
+        return None
+    seen: set[int] = set()
+    for offset, line in _lines_before(fd, pass_start, process.encode(), low):
+        if offset in seen:
+            continue
+        seen.add(offset)
+        for piece_offset, _piece, parsed in reversed(parse_salvaging(fmt, line, offset)):
+            if not isinstance(parsed, Entry) or parsed.started_process != process or parsed.answers is None:
+                continue
+            site = lookback(fd, fmt, min(pass_start, piece_offset), parsed.answers, piece_offset)
+            # A poll saying the process still runs (or a result whose call is out of reach) is
+            # passed over, as a pass remembers neither: the start is further back.
+            if site is not None and site.call.reads_process is None:
+                return site
     return None
 
 

@@ -30,6 +30,7 @@ from journal_index.indexing.journal_blocks import (
     bytes_before,
     fingerprint,
     lookback,
+    process_lookback,
     read_blocks,
     read_first_line,
     read_head,
@@ -167,7 +168,7 @@ class Journal:
                     index_sql.remove_file(self.store, self.path)
                 return False
         self.fmt = fmt
-        self.extractor = Extractor(fmt, self._lookback)
+        self.extractor = Extractor(fmt, self._lookback, self._process_lookback)
         header = fmt.read_header(self.path, head)
         if known is None:
             # Registered by the first commit of its rows, not in a transaction of its own:
@@ -192,6 +193,11 @@ class Journal:
             return None
         return lookback(self.handle.fileno(), self.fmt, self.pass_start, call_id, result_offset)
 
+    def _process_lookback(self, process: str, poll_offset: int) -> CallSite | None:
+        if self.handle is None or self.fmt is None:
+            return None
+        return process_lookback(self.handle.fileno(), self.fmt, self.pass_start, process, poll_offset)
+
     def extract(self, block: Block) -> Extracted:
         assert self.extractor is not None
         return self.extractor.block(block.data, block.start)
@@ -203,7 +209,8 @@ class Journal:
         if line is None or self.fmt is None or self.handle is None:
             return Extracted(skipped=1)
         fd, fmt = self.handle.fileno(), self.fmt
-        extractor = Extractor(fmt, lambda call_id, at: lookback(fd, fmt, giant.offset, call_id, at))
+        extractor = Extractor(fmt, lambda call_id, at: lookback(fd, fmt, giant.offset, call_id, at),
+                              lambda process, at: process_lookback(fd, fmt, giant.offset, process, at))
         return extractor.line(line, giant.offset, giant.length)
 
     def close(self) -> None:
@@ -237,7 +244,7 @@ class Journal:
         self.turns.start_over()
         self.result.reset = True
         if self.fmt is not None:
-            self.extractor = Extractor(self.fmt, self._lookback)
+            self.extractor = Extractor(self.fmt, self._lookback, self._process_lookback)
 
     def blocks(self) -> Iterator[Block]:
         assert self.handle is not None

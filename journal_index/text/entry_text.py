@@ -108,17 +108,21 @@ def _summary(call: ToolCall, summaries: Mapping[int, str] | None) -> str:
     return call_summary(call) if summary is None else summary
 
 
-def _segments(entry: Entry, call: ToolCall | None,
-              summaries: Mapping[int, str] | None = None) -> list[tuple[str, str]]:
+def _segments(entry: Entry, call: ToolCall | None, summaries: Mapping[int, str] | None = None,
+              started_by: ToolCall | None = None) -> list[tuple[str, str]]:
     """(text, where) for each piece of an entry, in reading order: a result's call first, what
     was said, each call (its summary indexed with what was said, its full text read back),
     then the output. ``summaries``: call summaries already made, by id() of a live call object
-    (an indexing pass sees each call twice: where it is made and where its result comes)."""
+    (an indexing pass sees each call twice: where it is made and where its result comes).
+    ``started_by``: for a poll's result, the command that started the process (indexed only:
+    a read shows the line and its own call)."""
     segments: list[tuple[str, str]] = []
     if entry.kind == "tool_result":
         lead = _summary(call, summaries) if call is not None else entry.tool
         if lead:
             segments.append((lead, BOTH))
+        if started_by is not None and started_by.shown:
+            segments.append((_summary(started_by, summaries), LIGHT_ONLY))
     segments += [(p, BOTH) for p in entry.parts]
     for made in entry.calls:
         if made.shown:
@@ -151,14 +155,14 @@ def _blank(text: str) -> bool:
     return not text or text.isspace()
 
 
-def index_texts(entry: Entry, call: ToolCall | None,
-                summaries: Mapping[int, str] | None = None) -> IndexTexts | None:
+def index_texts(entry: Entry, call: ToolCall | None, summaries: Mapping[int, str] | None = None,
+                started_by: ToolCall | None = None) -> IndexTexts | None:
     """The entry's texts for the index, or None when its full text is blank.
 
     The same texts as ``compose`` (light) and ``searchable_text`` (bulk), computed redacting
     only what the index gets: a giant entry's middle, which holds no terms, is never scanned.
     """
-    segments = [(strip_our_answers(text), where) for text, where in _segments(entry, call, summaries)]
+    segments = [(strip_our_answers(text), where) for text, where in _segments(entry, call, summaries, started_by)]
     bulky = any(where == READ_ONLY and text for text, where in segments)
     shown = [text for text, where in segments if where != LIGHT_ONLY]
     raw_chars = sum(map(len, shown)) + max(len(shown) - 1, 0)
