@@ -77,6 +77,15 @@ def lines_of(data: bytes, base_offset: int) -> list[tuple[int, bytes]]:
     return out
 
 
+def _in_window(seen: dict[str, CallSite], before: Lookback | None, key: str, offset: int) -> CallSite | None:
+    """The site ``key`` names, seen in the pass or else found before it, if it starts within
+    LINK_WINDOW before ``offset``."""
+    site = seen.get(key)
+    if site is None and before is not None:
+        site = before(key, offset)
+    return site if site is not None and offset - LINK_WINDOW <= site.offset < offset else None
+
+
 class Extractor:
     """Parses one journal's blocks, in file order, within one pass."""
 
@@ -91,14 +100,7 @@ class Extractor:
         self.summaries: dict[int, str] = {}
 
     def _linked(self, entry: Entry, offset: int) -> CallSite | None:
-        if entry.answers is None:
-            return None
-        site = self.calls.get(entry.answers)
-        if site is None and self.lookback is not None:
-            site = self.lookback(entry.answers, offset)
-        if site is None or site.offset < offset - LINK_WINDOW or site.offset >= offset:
-            return None
-        return site
+        return None if entry.answers is None else _in_window(self.calls, self.lookback, entry.answers, offset)
 
     def _remember(self, entry: Entry, offset: int, length: int) -> None:
         for call in entry.calls:
@@ -124,12 +126,7 @@ class Extractor:
             if entry.started_process is not None and site is not None:
                 self.processes[entry.started_process] = site
             return None
-        start = self.processes.get(call.reads_process)
-        if start is None and self.process_lookback is not None:
-            start = self.process_lookback(call.reads_process, offset)
-        if start is None or start.offset < offset - LINK_WINDOW or start.offset >= offset:
-            return None
-        return start
+        return _in_window(self.processes, self.process_lookback, call.reads_process, offset)
 
     def block(self, data: bytes, base_offset: int) -> Extracted:
         """Rows and terms of a block of complete lines (``base_offset``: its place in the file)."""
