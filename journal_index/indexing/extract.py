@@ -119,14 +119,13 @@ class Extractor:
     def _started(self, entry: Entry, site: CallSite | None, offset: int) -> CallSite | None:
         """For a poll's result, the call that started the process it reads (None otherwise);
         for a result saying its command left a process running, remembers that command."""
-        call = site.call if site is not None else None
-        if call is None:
+        if site is None:
             return None
-        if call.reads_process is None:
-            if entry.started_process is not None and site is not None:
+        if site.call.reads_process is None:
+            if entry.started_process is not None:
                 self.processes[entry.started_process] = site
             return None
-        return _in_window(self.processes, self.process_lookback, call.reads_process, offset)
+        return _in_window(self.processes, self.process_lookback, site.call.reads_process, offset)
 
     def block(self, data: bytes, base_offset: int) -> Extracted:
         """Rows and terms of a block of complete lines (``base_offset``: its place in the file)."""

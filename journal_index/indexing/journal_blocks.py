@@ -114,8 +114,7 @@ def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_
     low = max(0, result_offset - LINK_WINDOW)
     if pass_start <= low:
         return None
-    # The first, small read may already hold the line; the second reads the whole window.
-    seen: set[int] = set()
+    seen: set[int] = set()  # the whole window's read repeats the first, small one
     for offset, line in _lines_before(fd, pass_start, b'"' + call_id.encode() + b'"', low):
         if offset in seen or offset >= result_offset:
             continue
@@ -133,7 +132,7 @@ def process_lookback(fd: int, fmt: JournalFormat, pass_start: int, process: str,
     low = max(0, poll_offset - LINK_WINDOW)
     if pass_start <= low:
         return None
-    seen: set[int] = set()
+    seen: set[int] = set()  # as in lookback
     for offset, line in _lines_before(fd, pass_start, process.encode(), low):
         if offset in seen:
             continue
