@@ -118,3 +118,30 @@ def test_parallel_workers_file_them_alike(tmp_path: Path, store: Store) -> None:
         assert _lines_with(pooled, "snapfile") == expected
     finally:
         pooled.conn.close()
+
+
+def test_a_start_far_before_the_pass_is_found_once(tmp_path: Path, store: Store) -> None:
+    """The start lies beyond the first, small read before the pass (the whole window is read),
+    with lines naming the process number between: the resumed pass still files the poll."""
+    filler = [_call("call_big", "exec_command", '{"cmd":"cat big.log"}'),
+              _output("call_big", "22173 " + "x" * 100_000)]  # names the number, starts nothing
+    lines = [*LINES[:5], *filler, *LINES[5:]]
+    split = 5 + len(filler)
+    whole = tmp_path / "whole" / "rollout-2026-11-30T12-38-07-poll.jsonl"
+    whole.parent.mkdir()
+    whole.write_bytes(b"\n".join(lines) + b"\n")
+    index_file(store, whole)
+    expected = _lines_with(store, "snapfile")
+    assert len(expected) == 4
+    resumed_store = open_store(str(tmp_path / "resumed.db"))
+    try:
+        path = tmp_path / "resumed" / "rollout-2026-11-30T12-38-07-poll.jsonl"
+        path.parent.mkdir()
+        path.write_bytes(b"\n".join(lines[:split]) + b"\n")
+        index_file(resumed_store, path)
+        with path.open("ab") as journal:
+            journal.write(b"\n".join(lines[split:]) + b"\n")
+        index_file(resumed_store, path)
+        assert _lines_with(resumed_store, "snapfile") == expected
+    finally:
+        resumed_store.conn.close()

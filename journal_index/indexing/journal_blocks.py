@@ -90,8 +90,9 @@ def _tail(window: bytes, data: bytes) -> bytes:
 
 def _lines_before(fd: int, pass_start: int, needle: bytes, low: int) -> Iterator[tuple[int, bytes]]:
     """(offset, line) of each line holding ``needle`` between ``low`` and the pass start,
-    newest first; a line longer than a giant's limit is passed over (a pass does not keep
-    what such a line says either)."""
+    newest first, each once; a line longer than a giant's limit is passed over (a pass does
+    not keep what such a line says either)."""
+    yielded_above = pass_start  # lines starting after this were given by the first, small read
     for size in (LOOKBACK_FIRST_BYTES, pass_start - low):
         start = max(low, pass_start - size)
         data = os.pread(fd, pass_start - start, start)
@@ -102,11 +103,12 @@ def _lines_before(fd: int, pass_start: int, needle: bytes, low: int) -> Iterator
                 break  # the line begins before what was read: look further back, or give up
             line_end = data.find(b"\n", at)
             line_end = line_end if line_end >= 0 else len(data)
-            if line_end - line_start <= giant_line.limit():
+            if line_end - line_start <= giant_line.limit() and start + line_start <= yielded_above:
                 yield start + line_start, data[line_start:line_end]
             at = data.rfind(needle, 0, line_start)
         if start == low:
             break
+        yielded_above = start
 
 
 def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_offset: int) -> CallSite | None:
@@ -114,11 +116,7 @@ def lookback(fd: int, fmt: JournalFormat, pass_start: int, call_id: str, result_
     low = max(0, result_offset - LINK_WINDOW)
     if pass_start <= low:
         return None
-    seen: set[int] = set()  # the whole window's read repeats the first, small one
     for offset, line in _lines_before(fd, pass_start, b'"' + call_id.encode() + b'"', low):
-        if offset in seen or offset >= result_offset:
-            continue
-        seen.add(offset)
         site = find_call(fmt, call_id, line, offset)
         if site is not None:
             return site
@@ -132,15 +130,11 @@ def process_lookback(fd: int, fmt: JournalFormat, pass_start: int, process: str,
     low = max(0, poll_offset - LINK_WINDOW)
     if pass_start <= low:
         return None
-    seen: set[int] = set()  # as in lookback
     for offset, line in _lines_before(fd, pass_start, process.encode(), low):
-        if offset in seen:
-            continue
-        seen.add(offset)
         for piece_offset, _piece, parsed in reversed(parse_salvaging(fmt, line, offset)):
             if not isinstance(parsed, Entry) or parsed.started_process != process or parsed.answers is None:
                 continue
-            site = lookback(fd, fmt, min(pass_start, piece_offset), parsed.answers, piece_offset)
+            site = lookback(fd, fmt, piece_offset, parsed.answers, piece_offset)
             # A poll saying the process still runs (or a result whose call is out of reach) is
             # passed over, as a pass remembers neither: the start is further back.
             if site is not None and site.call.reads_process is None:
