@@ -3,13 +3,13 @@
 The one place where a line is parsed, its text redacted and given its index form. A pass over
 a journal keeps one :class:`Extractor`, which links each tool result to the call it answers:
 calls seen earlier in the pass are remembered, calls before the pass are found through
-``lookback`` (the indexer reads the bytes before the cursor). A result links only to a call
+``before`` (the indexer reads the bytes before the cursor). A result links only to a call
 that starts at most :data:`LINK_WINDOW` bytes before it, so a pass that resumes mid-journal
 links exactly as one from byte 0 does.
 
 The output of a command polled later (a call that only reads a running process,
 ``ToolCall.reads_process``) is also filed under the command that started the process: the
-result that said so is remembered in the pass, or found through ``process_lookback`` before it,
+result that said so is remembered in the pass, or found through ``before`` too,
 under the same window, and that command's summary joins the poll result's searched text.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from journal_index.formats import Entry, JournalFormat, Parsed, SessionName, Skip
 from journal_index.redact import redact
@@ -29,9 +29,14 @@ LINK_WINDOW = 1 << 20
 _PRUNE_AT = 4096
 
 
-Lookback = Callable[[str, int], CallSite | None]  # (call id, result offset) → its call before the pass
-# (process id, poll result offset) → the call that started the process, before the pass
-ProcessLookback = Callable[[str, int], CallSite | None]
+class Before(Protocol):
+    """What lies in the journal before a pass (``journal_blocks.BytesBefore`` reads it)."""
+
+    def call(self, call_id: str, result_offset: int) -> CallSite | None:
+        """The call a result answers."""
+
+    def process(self, process: str, poll_offset: int) -> CallSite | None:
+        """The call that started the process a poll's result reads."""
 
 
 class EntryRow(NamedTuple):
@@ -77,30 +82,31 @@ def lines_of(data: bytes, base_offset: int) -> list[tuple[int, bytes]]:
     return out
 
 
-def _in_window(seen: dict[str, CallSite], before: Lookback | None, key: str, offset: int) -> CallSite | None:
+def _in_window(seen: dict[str, CallSite], look_before: Callable[[str, int], CallSite | None] | None, key: str,
+               offset: int) -> CallSite | None:
     """The site ``key`` names, seen in the pass or else found before it, if it starts within
     LINK_WINDOW before ``offset``."""
     site = seen.get(key)
-    if site is None and before is not None:
-        site = before(key, offset)
+    if site is None and look_before is not None:
+        site = look_before(key, offset)
     return site if site is not None and offset - LINK_WINDOW <= site.offset < offset else None
 
 
 class Extractor:
     """Parses one journal's blocks, in file order, within one pass."""
 
-    def __init__(self, fmt: JournalFormat, lookback: Lookback | None = None,
-                 process_lookback: ProcessLookback | None = None) -> None:
+    def __init__(self, fmt: JournalFormat, before: Before | None = None) -> None:
         self.fmt = fmt
-        self.lookback = lookback
-        self.process_lookback = process_lookback
+        self.before = before
         self.calls: dict[str, CallSite] = {}
         self.processes: dict[str, CallSite] = {}  # process id → the call that started it
         # the summary of each shown call in self.calls, by id() of the call (alive while there)
         self.summaries: dict[int, str] = {}
 
     def _linked(self, entry: Entry, offset: int) -> CallSite | None:
-        return None if entry.answers is None else _in_window(self.calls, self.lookback, entry.answers, offset)
+        if entry.answers is None:
+            return None
+        return _in_window(self.calls, self.before.call if self.before else None, entry.answers, offset)
 
     def _remember(self, entry: Entry, offset: int, length: int) -> None:
         for call in entry.calls:
@@ -125,7 +131,8 @@ class Extractor:
             if entry.started_process is not None:
                 self.processes[entry.started_process] = site
             return None
-        return _in_window(self.processes, self.process_lookback, site.call.reads_process, offset)
+        return _in_window(self.processes, self.before.process if self.before else None, site.call.reads_process,
+                          offset)
 
     def block(self, data: bytes, base_offset: int) -> Extracted:
         """Rows and terms of a block of complete lines (``base_offset``: its place in the file)."""

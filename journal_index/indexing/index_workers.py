@@ -13,7 +13,6 @@ Imported only when a pass uses workers: a search never pays for these imports.
 
 from __future__ import annotations
 
-import functools
 import os
 import pickle
 import queue
@@ -29,7 +28,7 @@ from typing import Any
 from journal_index.data.store import Store
 from journal_index.formats import FORMATS, Root, open_journal
 from journal_index.indexing.extract import Extractor
-from journal_index.indexing.journal_blocks import Block, lookback, process_lookback, read_blocks
+from journal_index.indexing.journal_blocks import Block, BytesBefore, read_blocks
 from journal_index.indexing.journal_pass import Journal, Writer, index_serially, start_journal
 from journal_index.text import output
 
@@ -98,8 +97,7 @@ def worker_main(tasks: Connection) -> None:
                     put((key, _CHANGED, None))  # replaced since the writer checked it: next pass
                     continue
                 fmt = FORMATS[fmt_name]
-                extractor = Extractor(fmt, functools.partial(lookback, fd, fmt, cursor),
-                                      functools.partial(process_lookback, fd, fmt, cursor))
+                extractor = Extractor(fmt, BytesBefore(fd, fmt, cursor))
                 for block in read_blocks(fd, cursor):
                     extracted = extractor.block(block.data, block.start)
                     block.data = b""  # the writer needs where the block ends, not its bytes

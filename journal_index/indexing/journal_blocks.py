@@ -142,6 +142,22 @@ def process_lookback(fd: int, fmt: JournalFormat, pass_start: int, process: str,
     return None
 
 
+@dataclass(frozen=True)
+class BytesBefore:
+    """A journal's bytes before a pass that starts at ``start``: where a result's call, or the
+    command a poll reads, lies when the pass did not see it (``extract.Before``)."""
+
+    fd: int
+    fmt: JournalFormat
+    start: int
+
+    def call(self, call_id: str, result_offset: int) -> CallSite | None:
+        return lookback(self.fd, self.fmt, self.start, call_id, result_offset)
+
+    def process(self, process: str, poll_offset: int) -> CallSite | None:
+        return process_lookback(self.fd, self.fmt, self.start, process, poll_offset)
+
+
 def read_blocks(fd: int, cursor: int) -> Iterator[Block]:
     """Blocks of complete lines from ``cursor`` on; the last one is marked final.
 

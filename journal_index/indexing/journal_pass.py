@@ -27,17 +27,15 @@ from journal_index.formats import FORMATS, Header, JournalFormat, Root, choose_f
 from journal_index.indexing.extract import Extracted, Extractor
 from journal_index.indexing.journal_blocks import (
     Block,
+    BytesBefore,
     bytes_before,
     fingerprint,
-    lookback,
-    process_lookback,
     read_blocks,
     read_first_line,
     read_head,
 )
 from journal_index.indexing.turns import TurnLinks
 from journal_index.text import giant_line
-from journal_index.text.call_sites import CallSite
 
 # One write transaction holds at most this much text (or one block), or this many rows or
 # blocks, of one journal or of several small ones: fewer FTS segments to merge, and each
@@ -168,7 +166,6 @@ class Journal:
                     index_sql.remove_file(self.store, self.path)
                 return False
         self.fmt = fmt
-        self.extractor = Extractor(fmt, self._lookback, self._process_lookback)
         header = fmt.read_header(self.path, head)
         if known is None:
             # Registered by the first commit of its rows, not in a transaction of its own:
@@ -186,17 +183,10 @@ class Journal:
                 with self.store.write():  # the session's folder showed up in a later line
                     self._write_header(header, head_hash)
         self.pass_start = self.cursor
+        # What the pass does not see (a result's call, a polled command's start) is looked for
+        # in the bytes before where it starts, once the journal is known not to be rewritten.
+        self.extractor = Extractor(fmt, BytesBefore(handle.fileno(), fmt, self.pass_start))
         return True
-
-    def _lookback(self, call_id: str, result_offset: int) -> CallSite | None:
-        if self.handle is None or self.fmt is None:
-            return None
-        return lookback(self.handle.fileno(), self.fmt, self.pass_start, call_id, result_offset)
-
-    def _process_lookback(self, process: str, poll_offset: int) -> CallSite | None:
-        if self.handle is None or self.fmt is None:
-            return None
-        return process_lookback(self.handle.fileno(), self.fmt, self.pass_start, process, poll_offset)
 
     def extract(self, block: Block) -> Extracted:
         assert self.extractor is not None
@@ -208,9 +198,7 @@ class Journal:
         line = giant_line.condensed_line(giant)
         if line is None or self.fmt is None or self.handle is None:
             return Extracted(skipped=1)
-        fd, fmt = self.handle.fileno(), self.fmt
-        extractor = Extractor(fmt, lambda call_id, at: lookback(fd, fmt, giant.offset, call_id, at),
-                              lambda process, at: process_lookback(fd, fmt, giant.offset, process, at))
+        extractor = Extractor(self.fmt, BytesBefore(self.handle.fileno(), self.fmt, giant.offset))
         return extractor.line(line, giant.offset, giant.length)
 
     def close(self) -> None:
@@ -243,8 +231,6 @@ class Journal:
         self.cursor = self.pending_cursor = 0
         self.turns.start_over()
         self.result.reset = True
-        if self.fmt is not None:
-            self.extractor = Extractor(self.fmt, self._lookback, self._process_lookback)
 
     def blocks(self) -> Iterator[Block]:
         assert self.handle is not None
