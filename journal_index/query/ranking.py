@@ -10,7 +10,7 @@ eval's train split):
      output, a summary — in the table of the question's intent (BM25F-style, one table);
    * ``coverage``: the share of the question's weight it holds (groups weighted by idf, names
      more, synonyms less), so a long output holding a few common words does not win;
-   * ``age`` and ``fresh``: damping over weeks, and over days as much as the question asks for now.
+   * ``age``: damping over weeks (asked for now, ``newest`` below orders the statements in time).
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
    close together), ``pairs`` (its word pairs as typed), ``call_named`` (a result whose call names
    the file or identifier asked about), ``question_turn`` (a question found in the journal, whose
@@ -41,7 +41,6 @@ from journal_index.text.text_forms import PARTICLES, STOPWORDS
 DAY_MS = 86_400_000
 K1, B = 1.2, 0.75  # bm25's, as FTS5 uses them
 AGE_DAYS = 30.0
-FRESH_AGE_DAYS = 2.0  # asked for the current state, age counts in days too
 EPS = 1e-4  # the least a share or a bm25 counts for (its log stays finite)
 BULK_LEADS = 1  # bulk candidates are also found by the rarest concepts alone (a common word matches everything)
 FILL_MIN_GROUPS = 2  # a single precise word (an identifier) is not padded with partial matches
@@ -188,7 +187,6 @@ def rank(store: Store, question: Question, filters: Filters, now: int, tokenize:
             "field": math.log(max(fields[best[2]], EPS)),
             "coverage": _w("coverage") * math.log(max(coverage, EPS)),
             "age": _w("age") * math.log1p(age_days / AGE_DAYS),
-            "fresh": _w("fresh") * question.now * math.log1p(age_days / FRESH_AGE_DAYS),
         }
         hit.score = sum(hit.explain.values())
     ranked = _sorted(list(found.values()))
