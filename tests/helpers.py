@@ -254,3 +254,40 @@ def served_hits(store: Store, words: str, limit: int = 10) -> list[Hit]:
 def served_read(store: Store, entry_id: str) -> dict[str, Any]:
     """``read`` of one entry anywhere, through the service layer (see :func:`served_hits`)."""
     return Service(store).read(ReadRequest(entry_id, scope="global"), Caller(cwd="/"))
+
+
+def line_offsets(lines: list[bytes]) -> list[int]:
+    """The byte offset of each line of a journal written as ``b"\\n".join(lines) + b"\\n"``."""
+    offsets, at = [], 0
+    for raw in lines:
+        offsets.append(at)
+        at += len(raw) + 1
+    return offsets
+
+
+def lines_with(store: Store, word: str) -> set[int]:
+    """Offsets of the journal lines whose terms hold ``word``."""
+    term = index_tokens(store, word)[0]
+    return {offset for _table, t, _path, offset, _pos in term_instances(store) if t == term}
+
+
+def terms_after_a_resumed_pass(tmp_path: Path, relative: str, lines: list[bytes], split: int,
+                               words: tuple[str, ...], roots: tuple[Path, ...] = ()) -> dict[str, set[int]]:
+    """Which lines hold each word when the journal is indexed in two passes, the second starting
+    at line ``split`` (``relative``: its path below ``tmp_path/resumed``; ``roots`` below it too)."""
+    from journal_index.data.store import open_store
+    from journal_index.indexing.indexer import index_file
+
+    store = open_store(str(tmp_path / "resumed.db"))
+    try:
+        path = tmp_path / "resumed" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        found_in = [tmp_path / "resumed" / r for r in roots]
+        path.write_bytes(b"\n".join(lines[:split]) + b"\n")
+        index_file(store, path, found_in)
+        with path.open("ab") as journal:
+            journal.write(b"\n".join(lines[split:]) + b"\n")
+        index_file(store, path, found_in)
+        return {w: lines_with(store, w) for w in words}
+    finally:
+        store.conn.close()

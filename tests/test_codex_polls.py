@@ -11,7 +11,7 @@ import pytest
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Entry, codex
 from journal_index.indexing.indexer import index_file, index_files
-from tests.helpers import index_tokens, term_instances
+from tests.helpers import line_offsets, lines_with, terms_after_a_resumed_pass
 from tests.test_codex_format import THREAD, TS, item, line
 
 COMMAND = "jq -r .type /tmp/snapfile.ndjson | sort | uniq -c"
@@ -46,20 +46,7 @@ LINES = [
     _poll("call_poll3", 515),
     _output("call_poll3", "Process exited with code 0\nOutput:\nFinished release profile\n"),
 ]
-
-
-def _offsets() -> list[int]:
-    offsets, at = [], 0
-    for raw in LINES:
-        offsets.append(at)
-        at += len(raw) + 1
-    return offsets
-
-
-def _lines_with(store: Store, word: str) -> set[int]:
-    """Offsets of the journal lines whose terms hold ``word``."""
-    term = index_tokens(store, word)[0]
-    return {offset for _table, t, _path, offset, _pos in term_instances(store) if t == term}
+NAME = "rollout-2026-11-30T12-38-07-poll.jsonl"
 
 
 def test_the_two_ends_are_marked() -> None:
@@ -74,48 +61,36 @@ def test_the_two_ends_are_marked() -> None:
 
 
 def test_poll_outputs_are_found_by_the_command_that_started_them(tmp_path: Path, store: Store) -> None:
-    path = tmp_path / "rollout-2026-11-30T12-38-07-poll.jsonl"
+    path = tmp_path / NAME
     path.write_bytes(b"\n".join(LINES) + b"\n")
     index_file(store, path)
-    offsets = _offsets()
+    offsets = line_offsets(LINES)
     # the start's own result, both polls of 22173 (the first still running); not the other process's
-    assert _lines_with(store, "snapfile") == {offsets[1], offsets[2], offsets[6], offsets[8]}
-    assert _lines_with(store, "cargo") == {offsets[3], offsets[4], offsets[10]}
+    assert lines_with(store, "snapfile") == {offsets[1], offsets[2], offsets[6], offsets[8]}
+    assert lines_with(store, "cargo") == {offsets[3], offsets[4], offsets[10]}
 
 
 @pytest.mark.parametrize("split", range(2, len(LINES)))
 def test_a_pass_that_resumes_mid_journal_files_them_alike(tmp_path: Path, store: Store, split: int) -> None:
-    whole = tmp_path / "whole" / "rollout-2026-11-30T12-38-07-poll.jsonl"
+    whole = tmp_path / "whole" / NAME
     whole.parent.mkdir()
     whole.write_bytes(b"\n".join(LINES) + b"\n")
     index_file(store, whole)
-    expected = {w: _lines_with(store, w) for w in ("snapfile", "cargo")}
-
-    resumed_store = open_store(str(tmp_path / "resumed.db"))
-    try:
-        path = tmp_path / "resumed" / "rollout-2026-11-30T12-38-07-poll.jsonl"
-        path.parent.mkdir()
-        path.write_bytes(b"\n".join(LINES[:split]) + b"\n")
-        index_file(resumed_store, path)
-        with path.open("ab") as journal:
-            journal.write(b"\n".join(LINES[split:]) + b"\n")
-        index_file(resumed_store, path)
-        assert {w: _lines_with(resumed_store, w) for w in expected} == expected
-    finally:
-        resumed_store.conn.close()
+    expected = {w: lines_with(store, w) for w in ("snapfile", "cargo")}
+    assert terms_after_a_resumed_pass(tmp_path, NAME, LINES, split, ("snapfile", "cargo")) == expected
 
 
 def test_parallel_workers_file_them_alike(tmp_path: Path, store: Store) -> None:
     """The first pass over many journals parses them in worker processes: same terms."""
-    path = tmp_path / "rollout-2026-11-30T12-38-07-poll.jsonl"
+    path = tmp_path / NAME
     path.write_bytes(b"\n".join(LINES) + b"\n")
     index_file(store, path)
-    expected = _lines_with(store, "snapfile")
-    assert _offsets()[8] in expected
+    expected = lines_with(store, "snapfile")
+    assert line_offsets(LINES)[8] in expected
     pooled = open_store(str(tmp_path / "pooled.db"))
     try:
         index_files(pooled, [str(path)], workers=2)
-        assert _lines_with(pooled, "snapfile") == expected
+        assert lines_with(pooled, "snapfile") == expected
     finally:
         pooled.conn.close()
 
@@ -127,21 +102,10 @@ def test_a_start_far_before_the_pass_is_found_once(tmp_path: Path, store: Store)
               _output("call_big", "22173 " + "x" * 100_000)]  # names the number, starts nothing
     lines = [*LINES[:5], *filler, *LINES[5:]]
     split = 5 + len(filler)
-    whole = tmp_path / "whole" / "rollout-2026-11-30T12-38-07-poll.jsonl"
+    whole = tmp_path / "whole" / NAME
     whole.parent.mkdir()
     whole.write_bytes(b"\n".join(lines) + b"\n")
     index_file(store, whole)
-    expected = _lines_with(store, "snapfile")
+    expected = lines_with(store, "snapfile")
     assert len(expected) == 4
-    resumed_store = open_store(str(tmp_path / "resumed.db"))
-    try:
-        path = tmp_path / "resumed" / "rollout-2026-11-30T12-38-07-poll.jsonl"
-        path.parent.mkdir()
-        path.write_bytes(b"\n".join(lines[:split]) + b"\n")
-        index_file(resumed_store, path)
-        with path.open("ab") as journal:
-            journal.write(b"\n".join(lines[split:]) + b"\n")
-        index_file(resumed_store, path)
-        assert _lines_with(resumed_store, "snapfile") == expected
-    finally:
-        resumed_store.conn.close()
+    assert terms_after_a_resumed_pass(tmp_path, NAME, lines, split, ("snapfile",)) == {"snapfile": expected}
