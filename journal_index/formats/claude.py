@@ -9,6 +9,12 @@ There is no header line: every conversational line carries its own ``uuid``, ``p
 content block. Tool results arrive as ``user`` lines holding ``tool_result`` blocks: they are
 indexed as tool results, never as the human's words. New line types appear with most
 releases; anything not listed here is skipped and counted.
+
+A command run in the background answers ``Command running in background with ID: X. Output is
+being written to: …/tasks/X.output``; what it printed is read later by ``TaskOutput`` (2.x,
+``task_id``), ``BashOutput`` (1.x, ``bash_id``), or a command or ``Read`` naming that file. Both
+ends are marked (``Entry.started_process``, ``ToolCall.reads_process``), as for Codex's polls,
+so the indexer files that later output under the command that started it.
 """
 
 from __future__ import annotations
@@ -57,6 +63,12 @@ _NOT_INDEXED_TYPES = frozenset({
     "api-request-blob",
 })
 _TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
+
+_TASK_ID = r"[A-Za-z0-9_-]{3,40}"
+_BACKGROUND_STARTED = re.compile(rf"Command running in background with ID: ({_TASK_ID})")
+_TASK_OUTPUT_FILE = re.compile(rf"tasks[/\\]({_TASK_ID})\.output\b")
+_POLL_TOOLS = {"TaskOutput": "task_id", "BashOutput": "bash_id"}  # tool → the argument naming the task
+_FILE_READERS = {"Bash": "command", "Read": "file_path"}  # tool → the argument that may name its output file
 
 # A folder name longer than this is cut and given a hash suffix by Claude Code.
 _FOLDER_MAX = 200
@@ -360,7 +372,22 @@ def _tool_results(content: list[Any], uuid: str, parent_id: str | None, ts: int 
             output.append(block["text"])
         elif block.get("type") == "image":
             output.append(IMAGE)
-    return Entry(uuid, parent_id, ts, "tool_result", "user", None, [], answers=answers, output=output)
+    started = _BACKGROUND_STARTED.search(output[0][:400]) if output else None
+    return Entry(uuid, parent_id, ts, "tool_result", "user", None, [], answers=answers, output=output,
+                 started_process=started.group(1) if started else None)
+
+
+def _polled_task(name: str, arguments: Any) -> str | None:
+    """The background task a call reads the output of: named by TaskOutput or BashOutput, or by
+    its output file in a command or a Read."""
+    if not isinstance(arguments, dict):
+        return None
+    if name in _POLL_TOOLS:
+        task = arguments.get(_POLL_TOOLS[name])
+        return task if isinstance(task, str) and re.fullmatch(_TASK_ID, task) else None
+    named = arguments.get(_FILE_READERS.get(name, ""))
+    found = _TASK_OUTPUT_FILE.search(named) if isinstance(named, str) else None
+    return found.group(1) if found else None
 
 
 def _assistant(message: dict[str, Any], uuid: str, parent_id: str | None, ts: int | None) -> Parsed:
@@ -399,7 +426,8 @@ def _assistant_block(block: dict[str, Any], parts: list[str], calls: list[ToolCa
         # Calls of our tool (directly or from a script) are kept, so that their results are
         # known as ours, but never shown.
         calls.append(ToolCall(call_id if isinstance(call_id, str) else "", name, arguments,
-                              shown=not (is_own_tool(name) or invokes_our_tool(arguments))))
+                              shown=not (is_own_tool(name) or invokes_our_tool(arguments)),
+                              reads_process=_polled_task(name, arguments)))
     elif kind == "web_search_tool_result":
         results = block.get("content")
         if isinstance(results, list):
