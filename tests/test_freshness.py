@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from journal_index.agent.freshness import Freshener, pending
+from journal_index.agent.freshness import Freshener, Scans, pending
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Root
 from journal_index.indexing.backfill import Lease
@@ -105,6 +105,39 @@ def test_pending_counts_grown_and_unseen_journals_not_other_files(store: Store, 
     assert pending(store, roots, skip=[str(unseen)]).grown == 1
     index_file(store, str(grown), roots)
     assert pending(store, roots, skip=[str(unseen)]).journals == 0
+
+
+def test_pending_with_what_the_last_call_kept_answers_as_a_fresh_look(store: Store, db_path: Path,
+                                                                      sessions_root: Path):
+    """The agent tool keeps folder listings and the index's stamps between calls (Scans): the
+    answer is a fresh look's whatever changed in between — a journal grown or new, the index
+    written by this connection or by another process's."""
+    roots = [Root(sessions_root)]
+    index_files(store, discover(roots), roots=roots)
+    scans = Scans()
+
+    def same() -> tuple[int, int, int, list[str]]:
+        kept, fresh = pending(store, roots, scans=scans), pending(store, roots)
+        assert (kept.grown, kept.unseen, kept.bytes, kept.paths) == (fresh.grown, fresh.unseen, fresh.bytes,
+                                                                     fresh.paths)
+        return kept.grown, kept.unseen, kept.bytes, kept.paths
+
+    assert same()[:2] == (0, 0)
+    grown = journal_of(sessions_root, OTHER_BE_SESSION)
+    append_user(grown, "the quokka migration plan", "feed0100")
+    assert same()[:2] == (1, 0)
+    unseen = new_session(sessions_root, "01a1ffff-0000-7000-8000-00000000abcd", "the wallaby rollout")
+    assert same()[:2] == (1, 1)
+    index_file(store, str(grown), roots)  # this connection writes
+    assert same()[:2] == (0, 1)
+    other = open_store(str(db_path))  # another connection (the Freshener's, another process's)
+    try:
+        index_file(other, str(unseen), roots)
+    finally:
+        other.close()
+    assert same()[:2] == (0, 0)
+    append_user(grown, "and the numbat", "feed0102")
+    assert same() == (1, 0, len(grown.read_bytes().splitlines()[-1]) + 1, [str(grown)])
 
 
 def _wait(condition: Any, seconds: float = SECONDS) -> None:

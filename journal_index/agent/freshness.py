@@ -31,7 +31,7 @@ from journal_index.data import index_sql
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Root, choose_format, open_journal
 from journal_index.indexing import backfill
-from journal_index.indexing.indexer import NOT_INDEXED, discover_stats, unread_bytes
+from journal_index.indexing.indexer import NOT_INDEXED, Listings, discover_stats, unread_bytes
 from journal_index.indexing.journal_blocks import HEAD_BYTES
 from journal_index.semantic import fusion
 
@@ -85,16 +85,39 @@ def _is_journal(path: str, roots: list[Root]) -> bool:
     return choose_format(path, head[:cut], roots) is not None
 
 
-def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = ()) -> Pending:
-    """Journals under ``roots`` (but ``skip``) that the index does not hold as they are now."""
+class Scans:
+    """What :func:`pending` keeps from one call of the agent tool to the next: the folders'
+    listings (:class:`journal_index.indexing.indexer.Listings`) and the index's stamps of its
+    journals, read again only once the index changed (a commit of another connection moves
+    ``PRAGMA data_version``, one of this connection its ``total_changes``)."""
+
+    def __init__(self) -> None:
+        self.listings = Listings()
+        self._stamps: dict[str, index_sql.FileStamp] = {}
+        self._as_of: tuple[Store, int, int] | None = None
+
+    def stamps(self, store: Store) -> dict[str, index_sql.FileStamp]:
+        as_of = (store, int(store.value("PRAGMA data_version", default=0)), store.conn.total_changes())
+        if self._as_of is None or self._as_of[0] is not store or self._as_of[1:] != as_of[1:]:
+            self._stamps = index_sql.file_stamps(store)
+            self._as_of = as_of
+        return self._stamps
+
+
+def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = (), scans: Scans | None = None) -> Pending:
+    """Journals under ``roots`` (but ``skip``) that the index does not hold as they are now
+    (``scans``: what the last call kept, so that only what changed is looked at again)."""
     rooted = [r for r in roots if r.path.is_dir()]
     # Once per call of the agent tool: one walk that keeps each journal's stat, one query.
-    found = discover_stats(rooted)
-    known = index_sql.file_stamps(store)
+    found = discover_stats(rooted, scans.listings if scans is not None else None)
+    known = scans.stamps(store) if scans is not None else index_sql.file_stamps(store)
     skipped = {os.path.abspath(p) for p in skip}
     out = Pending()
     for path, st in found:
         stamp = known.get(path)
+        if (stamp is not None and stamp.size == st.st_size and stamp.mtime_ns == st.st_mtime_ns
+                and (stamp.ino is None or (stamp.dev, stamp.ino) == (st.st_dev, st.st_ino))):
+            continue  # as indexed (unread_bytes would say 0): the common case, without a call
         size = unread_bytes(stamp or NOT_INDEXED, st)
         if size <= 0 or path in skipped:
             continue

@@ -26,7 +26,7 @@ from typing import Any
 import apsw
 
 from journal_index import query
-from journal_index.agent.freshness import Freshener, Pending, pending
+from journal_index.agent.freshness import Freshener, Pending, Scans, pending
 from journal_index.agent.host import Host, current_journal, detect_host
 from journal_index.agent.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
 from journal_index.config import AGENT_SCOPES, QUERY_SECONDS, TEAM_SCOPE, ConfigError, max_scope_from_env
@@ -179,6 +179,7 @@ class MemoryTool:
         self._store: Store | None = None
         self._freshener: Freshener | None = None
         self._waited_first_pass = False
+        self._scans = Scans()  # what the last call's look at the roots keeps for the next
 
     @property
     def host(self) -> Host:
@@ -311,7 +312,7 @@ class MemoryTool:
             # died keeps passes off until it expires): this call indexes what it can itself.
             state.pending = self._fill(store, self.roots, skip)
         else:
-            state.pending, state.freshening = pending(store, self.roots, skip), True
+            state.pending, state.freshening = pending(store, self.roots, skip, self._scans), True
         state.sessions = read_sql.journal_count(store)
         return state
 
@@ -334,7 +335,7 @@ class MemoryTool:
     def _fill(self, store: Store, roots: list[Root], skip: list[str]) -> Pending:
         """Index what the index lacks under ``roots``, newest first, for FILL_SECONDS at most;
         what it still lacks then."""
-        lacking = pending(store, roots, skip)
+        lacking = pending(store, roots, skip, self._scans)
         if not lacking.journals:
             return lacking
         deadline = time.monotonic() + FILL_SECONDS
@@ -342,7 +343,7 @@ class MemoryTool:
             if time.monotonic() > deadline:
                 break
             index_file(store, path, self.roots)
-        return pending(store, roots, skip)
+        return pending(store, roots, skip, self._scans)
 
     # -- actions ----------------------------------------------------------------
     def _current_session(self, store: Store, state: IndexState) -> SessionRef | None:
