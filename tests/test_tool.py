@@ -15,7 +15,7 @@ import pytest
 
 from journal_index import query
 from journal_index.agent.host import Host
-from journal_index.agent.tool import MemoryTool
+from journal_index.agent.tool import EXCERPT_CHARS, MemoryTool
 from journal_index.agent.tool_args import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME
 from journal_index.config import cache_db_path
 from journal_index.text.entry_text import ANSWER_END, ANSWER_START
@@ -478,7 +478,7 @@ def test_eight_hits_on_real_journals_fit_in_an_answer_the_model_reads_whole(tmp_
         roots.append(copy_journal_tree(shared_dir() / name, tmp_path / name))
     opened = MemoryTool(str(tmp_path / "index.db"), roots, cwd=str(tmp_path), host=Host(None), max_scope="global")
     try:
-        sizes = {}
+        sizes, shortened = {}, {}
         for words in ("git commit", "checkpoint", "compaction summary", "config file", "session"):
             answer = opened.call({"action": "search", "query": words, "scope": "global"})
             assert not answer.is_error, answer.text
@@ -486,7 +486,13 @@ def test_eight_hits_on_real_journals_fit_in_an_answer_the_model_reads_whole(tmp_
             body(answer.text)
             assert str(tmp_path) not in answer.text  # no journal path (nor anything else of ours)
             sizes[words] = len(answer.text)
+            # The JSON keeps the excerpts as the search gave them (EXCERPT_CHARS at most), however
+            # much the text had to shorten its own; it is made (and redacted) when first asked for.
+            excerpts = [r["excerpt"] for r in answer.result["results"]]
+            assert all(len(e) <= EXCERPT_CHARS for e in excerpts)
+            shortened[words] = sum(1 for e in excerpts if e not in answer.text)
         assert max(sizes.values()) <= 3_500, sizes
+        assert any(shortened.values()), shortened  # some answer had to shorten its excerpts
     finally:
         opened.close()
 

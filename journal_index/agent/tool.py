@@ -114,12 +114,22 @@ class IndexState:
         return line
 
 
-@dataclass
 class Answer:
-    text: str
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    index: dict[str, Any] | None = None
+    """What a call answers: the signed text for the model, and the JSON (``result`` or ``error``,
+    and ``index``). A search's ``result`` may be handed in as ``later``, redacted only when it is
+    first asked for: the MCP server sends the text alone, and redacting every string of the JSON
+    costs about as much as the rest of the answer."""
+
+    def __init__(self, text: str, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
+                 index: dict[str, Any] | None = None, *, later: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.text, self.error, self.index = text, error, index
+        self._result, self._later = result, later
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        if self._later is not None:
+            self._result, self._later = self._later(), None
+        return self._result
 
     @property
     def is_error(self) -> bool:
@@ -371,16 +381,22 @@ class MemoryTool:
         found = service.search(request, caller) if args.action == "search" else service.summaries(request, caller)
         page = found.result
         _shorten_excerpts(page.hits, EXCERPT_CHARS)
-        result = render.redact_json(found.as_json())
-        if page.scope.kind == "session":
-            result["scope"].update(render.redact_json(self._session_json(found.resolved.session)))
+        # The JSON as it is now (excerpts of EXCERPT_CHARS: _fitted shortens the text's alone).
+        shown = found.as_json()
+        session = self._session_json(found.resolved.session) if page.scope.kind == "session" else None
+
+        def result() -> dict[str, Any]:
+            out: dict[str, Any] = render.redact_json(shown)
+            if session is not None:
+                out["scope"].update(render.redact_json(session))
+            return out
 
         def answer_text() -> str:
             # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
             return render.search_text(page, render.MODEL, what=_what(args), first=args.offset + 1,
                                       next_offset=found.next_offset)
 
-        return Answer(_fitted(answer_text, page.hits, state), result, None, state.as_json())
+        return Answer(_fitted(answer_text, page.hits, state), None, None, state.as_json(), later=result)
 
     def _team(self, args: Args, state: IndexState) -> Answer:
         """Scope team: the hub answers (only when the operator's max scope allows it; the hub
