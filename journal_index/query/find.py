@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -67,6 +68,7 @@ class Reader:
         # candidates, and the page then shows most of them. A Reader lives for one search.
         self._parsed: dict[tuple[str, int, int], Entry | None] = {}
         self._resolved: dict[str, str | None] = {}
+        self._real_folders: dict[str, str] = {}
         # ...and each hit's entry with its call, so a hit asked for again (re-ranking, echoes,
         # the page) does not open its journal again.
         self._found: dict[tuple[str, str, int, int, str, int | None, int | None],
@@ -84,11 +86,26 @@ class Reader:
         """The path to open (symlinks and ``..`` resolved), or None when it lies outside the roots."""
         if self.roots is None:
             return path
-        if path not in self._resolved:  # realpath stats every component: once per journal per search
-            real = os.path.realpath(path)
+        if path not in self._resolved:  # realpath stats every component: once per folder per search
+            real = self._real(path)
             inside = any(real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
             self._resolved[path] = real if inside else None
         return self._resolved[path]
+
+    def _real(self, path: str) -> str:
+        """``os.path.realpath(path)``, with the folder's real path found once per search: a name
+        that is not a symlink is the real folder joined with it (one lstat, not one per component)."""
+        folder, name = os.path.split(path)
+        if name in ("", ".", ".."):
+            return os.path.realpath(path)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.realpath(path)
+        except OSError:
+            return os.path.realpath(path)
+        if folder not in self._real_folders:
+            self._real_folders[folder] = os.path.realpath(folder)
+        return os.path.join(self._real_folders[folder], name)
 
     def _entry_and_call(self, hit: Hit) -> tuple[Entry, ToolCall | None] | None:
         """The entry at the hit's place and, for a result, the call it answers; None if the line
@@ -155,6 +172,7 @@ class Reader:
         """Drop the lines read so far (a journal was reindexed after a rewrite)."""
         self._parsed.clear()
         self._resolved.clear()
+        self._real_folders.clear()
         self._found.clear()
 
     def _entry(self, fd: int, path: str, hit: Hit) -> Entry | None:
