@@ -156,10 +156,35 @@ def _what(args: Args) -> str:
 
 
 def _fitted(answer_text: Callable[[], str], hits: Sequence[query.Hit], state: IndexState) -> str:
-    """The signed answer; the model reads all of it, so past ANSWER_CHARS the excerpts give way, all alike."""
+    """The signed answer; the model reads all of it, so past ANSWER_CHARS the excerpts give way, all alike.
+
+    Each excerpt is shown once, as it is, on a line of its own: so the text's length after each
+    shortening is counted rather than rendered, and the text rendered once more at the end. Should
+    it not come out as long as counted (a rendering that shows an excerpt otherwise), the
+    excerpts are put back and shortened the long way (:func:`_fitted_by_rendering`)."""
     def signed() -> str:
         return render.signed(answer_text() + "\n" + state.text())
 
+    excerpts = [h.excerpt for h in hits]
+    text = signed()
+    size, cap = len(text), EXCERPT_CHARS
+    while size > ANSWER_CHARS and hits and cap > MIN_EXCERPT_CHARS:
+        cap = max(MIN_EXCERPT_CHARS, cap - -(-(size - ANSWER_CHARS) // len(hits)))
+        before = sum(len(h.excerpt) for h in hits)
+        _shorten_excerpts(hits, cap)
+        size += sum(len(h.excerpt) for h in hits) - before
+    if cap == EXCERPT_CHARS:
+        return text  # short enough as it was
+    text = signed()
+    if len(text) == size:
+        return text
+    for hit, excerpt in zip(hits, excerpts, strict=True):
+        hit.excerpt = excerpt
+    return _fitted_by_rendering(signed, hits)
+
+
+def _fitted_by_rendering(signed: Callable[[], str], hits: Sequence[query.Hit]) -> str:
+    """:func:`_fitted`, rendering the whole text after each shortening."""
     text, cap = signed(), EXCERPT_CHARS
     while len(text) > ANSWER_CHARS and hits and cap > MIN_EXCERPT_CHARS:
         cap = max(MIN_EXCERPT_CHARS, cap - -(-(len(text) - ANSWER_CHARS) // len(hits)))
