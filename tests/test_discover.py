@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from journal_index.indexing.indexer import discover, discover_stats
+from journal_index.indexing.indexer import Listings, discover, discover_stats
 
 
 def _resolving_walk(roots: list[Path]) -> list[str]:
@@ -59,3 +59,51 @@ def test_discover_lists_what_a_resolving_walk_lists(tmp_path: Path) -> None:
     assert len(found) == 3
     assert [p for p, _ in discover_stats([root])] == found
     assert all(st.st_size == os.stat(p).st_size for p, st in discover_stats([root]))
+
+
+def _walk(root: Path, listings: Listings | None = None) -> list[tuple[str, int]]:
+    return [(p, st.st_size) for p, st in discover_stats([root], listings)]
+
+
+def test_kept_listings_walk_as_a_fresh_walk_does_while_folders_change(tmp_path: Path) -> None:
+    """The agent tool keeps folder listings between calls: a folder unchanged since (device, inode,
+    mtime, ctime) is not listed again, but every journal is stat'ed again, so what grew, appeared,
+    vanished or moved is seen as a fresh walk sees it. A folder holding a symlink is never kept."""
+    root = tmp_path / "root"
+    for folder in (root / "a" / "deep", root / "b"):
+        folder.mkdir(parents=True)
+    for path in (root / "a" / "one.jsonl", root / "a" / "deep" / "two.jsonl", root / "b" / "three.jsonl"):
+        path.write_text("{}\n")
+    (root / "b" / "again.jsonl").symlink_to(root / "a" / "one.jsonl")
+    listings = Listings(racy_ns=0)  # keep even what changed a moment ago (the default waits 2 s)
+    assert _walk(root, listings) == _walk(root)
+    assert listings.get(str(root / "a"), os.stat(root / "a")) is not None
+    assert listings.get(str(root / "b"), os.stat(root / "b")) is None  # a symlink inside: listed each time
+
+    with open(root / "a" / "one.jsonl", "a") as handle:  # grows; its folder does not change
+        handle.write('{"more": 1}\n')
+    assert listings.get(str(root / "a"), os.stat(root / "a")) is not None
+    assert _walk(root, listings) == _walk(root)
+    assert (str(root / "a" / "one.jsonl"), 15) in _walk(root, listings)
+
+    (root / "a" / "new.jsonl").write_text("{}\n")  # appears in a kept folder
+    (root / "a" / "deep" / "two.jsonl").unlink()  # vanishes from another
+    (root / "a" / "deep" / "deeper").mkdir()
+    (root / "a" / "deep" / "deeper" / "four.jsonl").write_text("{}\n")
+    (root / "a" / "one.jsonl").rename(root / "a" / "moved.jsonl")
+    walked = _walk(root, listings)
+    assert walked == _walk(root)
+    assert {os.path.basename(p) for p, _ in walked} == {"new.jsonl", "moved.jsonl", "four.jsonl", "three.jsonl"}
+
+
+def test_a_folder_changed_just_before_its_listing_is_listed_again(tmp_path: Path) -> None:
+    """Within RACY_NS of a change a folder may change again inside the same mtime tick: its listing
+    is not kept, so a journal created right after a walk is found by the next one."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "one.jsonl").write_text("{}\n")
+    listings = Listings()
+    assert len(_walk(root, listings)) == 1
+    assert listings.get(str(root), os.stat(root)) is None
+    (root / "two.jsonl").write_text("{}\n")
+    assert len(_walk(root, listings)) == 2

@@ -130,3 +130,20 @@ def test_in_its_own_session_a_copy_is_one_that_names_the_entry_it_quotes() -> No
     assert copies([restated, original], texts) == {}
     texts[2] = f"memory_context found entry {original.entry_id}: {QUOTED}"
     assert copies([restated, original], texts) == {2: 1}
+
+
+def test_a_copy_is_found_wherever_the_run_lies_in_the_original_and_only_word_for_word() -> None:
+    """The original's runs are hashed once per search and compared by hash first: a run deep in a
+    long original (after a repeat of itself cut short) is still found, whichever of several
+    earlier candidates holds it; a run that differs by one word is no copy."""
+    filler = " ".join(f"word{n}" for n in range(400))
+    cut = " ".join(QUOTED.split()[:9])  # nine words of the run, then something else: no run of ten
+    texts = {1: f"as I said: {QUOTED}.", 2: f"{filler} {cut} elsewhere {filler} {QUOTED} {filler}",
+             3: filler, 4: f"as I said: {QUOTED.replace('personal', 'private')}."}
+    copy, original, other = _hit(1, "assistant", 300, "later"), _hit(2, "user", 100), _hit(3, "user", 200)
+    assert copies([copy, other, original], texts) == {1: 2}
+    assert copies([copy, original, other], {**texts, 2: f"{filler} {cut} elsewhere"}) == {}
+    near = _hit(4, "assistant", 300, "later")
+    assert copies([near, other, original], texts) == {4: 2}  # the rest of it holds a long enough run
+    one_word = {**texts, 4: " ".join(w if n % 5 else "x" for n, w in enumerate(QUOTED.split()))}
+    assert copies([near, other, original], one_word) == {}

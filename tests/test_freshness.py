@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from journal_index.agent.freshness import Freshener, pending
+from journal_index.agent.freshness import Freshener, Scans, nothing_to_do, pending
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Root
 from journal_index.indexing.backfill import Lease
@@ -107,6 +107,39 @@ def test_pending_counts_grown_and_unseen_journals_not_other_files(store: Store, 
     assert pending(store, roots, skip=[str(unseen)]).journals == 0
 
 
+def test_pending_with_what_the_last_call_kept_answers_as_a_fresh_look(store: Store, db_path: Path,
+                                                                      sessions_root: Path):
+    """The agent tool keeps folder listings and the index's stamps between calls (Scans): the
+    answer is a fresh look's whatever changed in between — a journal grown or new, the index
+    written by this connection or by another process's."""
+    roots = [Root(sessions_root)]
+    index_files(store, discover(roots), roots=roots)
+    scans = Scans()
+
+    def same() -> tuple[int, int, int, list[str]]:
+        kept, fresh = pending(store, roots, scans=scans), pending(store, roots)
+        assert (kept.grown, kept.unseen, kept.bytes, kept.paths) == (fresh.grown, fresh.unseen, fresh.bytes,
+                                                                     fresh.paths)
+        return kept.grown, kept.unseen, kept.bytes, kept.paths
+
+    assert same()[:2] == (0, 0)
+    grown = journal_of(sessions_root, OTHER_BE_SESSION)
+    append_user(grown, "the quokka migration plan", "feed0100")
+    assert same()[:2] == (1, 0)
+    unseen = new_session(sessions_root, "01a1ffff-0000-7000-8000-00000000abcd", "the wallaby rollout")
+    assert same()[:2] == (1, 1)
+    index_file(store, str(grown), roots)  # this connection writes
+    assert same()[:2] == (0, 1)
+    other = open_store(str(db_path))  # another connection (the Freshener's, another process's)
+    try:
+        index_file(other, str(unseen), roots)
+    finally:
+        other.close()
+    assert same()[:2] == (0, 0)
+    append_user(grown, "and the numbat", "feed0102")
+    assert same() == (1, 0, len(grown.read_bytes().splitlines()[-1]) + 1, [str(grown)])
+
+
 def _wait(condition: Any, seconds: float = SECONDS) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -133,6 +166,62 @@ def test_the_background_passes_step_aside_while_another_process_holds_the_lease(
         _wait(lambda: freshener.passes >= 1)
         assert pending(store, roots).journals == 0
         assert store.get_meta("backfill_lease") is None  # given back after the pass
+    finally:
+        freshener.stop()
+        store.close()
+
+
+def test_nothing_to_do_only_when_every_journal_is_the_file_the_index_recorded(store: Store, sessions_root: Path):
+    """What lets the background thread skip a pass: nothing under the roots differs from the index.
+    A grown, new, vanished or rewritten journal (its mtime put back: only the ctime tells), or a
+    file the index never saw, each means a pass."""
+    roots = [Root(sessions_root)]
+    index_files(store, discover(roots), roots=roots)
+    assert nothing_to_do(store, roots)
+    journal = journal_of(sessions_root, OTHER_BE_SESSION)
+    before = os.stat(journal)
+
+    append_user(journal, "the quokka migration plan", "feed0100")
+    assert not nothing_to_do(store, roots)
+    index_file(store, str(journal), roots)
+    assert nothing_to_do(store, roots)
+
+    os.utime(journal, ns=(before.st_atime_ns, os.stat(journal).st_mtime_ns))  # same size and mtime, new ctime
+    time.sleep(0.01)
+    os.utime(journal, ns=(before.st_atime_ns, os.stat(journal).st_mtime_ns))
+    assert not nothing_to_do(store, roots)
+    index_file(store, str(journal), roots)
+    assert nothing_to_do(store, roots)
+
+    notes = sessions_root / "--home-dev-notes--" / "notes.jsonl"
+    notes.write_text('{"hello": "world"}\n')
+    assert not nothing_to_do(store, roots)
+    notes.unlink()
+    assert nothing_to_do(store, roots)
+    unseen = new_session(sessions_root, "01a1ffff-0000-7000-8000-00000000abcd", "the wallaby rollout")
+    assert not nothing_to_do(store, roots)
+    index_file(store, str(unseen), roots)
+    assert nothing_to_do(store, roots)
+    unseen.unlink()
+    assert not nothing_to_do(store, roots)
+
+
+def test_the_background_thread_skips_passes_with_nothing_to_do_and_runs_one_when_a_journal_grows(
+        db_path: Path, sessions_root: Path):
+    roots = [Root(sessions_root)]
+    store = open_store(str(db_path))
+    freshener = Freshener(str(db_path), roots)
+    try:
+        index_files(store, discover(roots), roots=roots)
+        freshener.start()
+        _wait(lambda: freshener.passes >= 1)  # the first pass always runs
+        freshener.poke()
+        _wait(lambda: freshener.skipped >= 1)
+        assert freshener.passes == 1
+        append_user(journal_of(sessions_root, OTHER_BE_SESSION), "the quokka migration plan", "feed0100")
+        freshener.poke()
+        _wait(lambda: freshener.passes >= 2)
+        assert pending(store, roots).journals == 0
     finally:
         freshener.stop()
         store.close()

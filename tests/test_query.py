@@ -600,3 +600,29 @@ def test_the_hit_columns_name_hits_fields_in_their_order() -> None:
     assert names + ["score"] == [f.name for f in dataclasses.fields(Hit)][: len(names) + 1]
     assert all(sql.split(".", 1)[1] == name for name, sql in HIT_SOURCES)  # each column is its field
 
+
+
+def test_a_reader_resolves_paths_as_realpath_does_and_keeps_them_inside_the_roots(store: Store,
+                                                                                   tmp_path: Path) -> None:
+    """A Reader finds a folder's real path once per search and joins names that are no symlinks
+    to it: the answers are realpath's, symlinked folders, linked journals, `..` and a link out of
+    the roots included (that one, and a path outside, is None: never opened)."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "a").mkdir(parents=True)
+    outside.mkdir()
+    for path in (root / "a" / "one.jsonl", outside / "secret.jsonl"):
+        path.write_text("{}\n")
+    (root / "via").symlink_to(root / "a")  # a second way into a folder
+    (root / "a" / "link.jsonl").symlink_to(root / "a" / "one.jsonl")
+    (root / "a" / "out.jsonl").symlink_to(outside / "secret.jsonl")
+    (root / "out").symlink_to(outside)
+    reader = Reader(store, [root])
+    paths = [root / "a" / "one.jsonl", root / "via" / "one.jsonl", root / "a" / "link.jsonl",
+             root / "via" / "link.jsonl", root / "a" / ".." / "a" / "one.jsonl", root / "a" / "gone.jsonl",
+             root / "a" / "out.jsonl", root / "out" / "secret.jsonl", outside / "secret.jsonl", root / "a" / ".."]
+    real_root = os.path.realpath(root) + os.sep
+    for path in paths:
+        real = os.path.realpath(path)
+        assert reader.resolve(str(path)) == (real if real.startswith(real_root) else None), path
+    assert reader.resolve(str(root / "via" / "one.jsonl")) == os.path.realpath(root / "a" / "one.jsonl")
+    assert reader.resolve(str(root / "a" / "out.jsonl")) is None

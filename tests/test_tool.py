@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 
 from journal_index import query
 from journal_index.agent.host import Host
-from journal_index.agent.tool import MemoryTool
+from journal_index.agent.tool import EXCERPT_CHARS, MemoryTool
 from journal_index.agent.tool_args import DESCRIPTION, INPUT_SCHEMA, SEARCH_LIMIT, TOOL_NAME
 from journal_index.config import cache_db_path
 from journal_index.text.entry_text import ANSWER_END, ANSWER_START
@@ -478,7 +479,7 @@ def test_eight_hits_on_real_journals_fit_in_an_answer_the_model_reads_whole(tmp_
         roots.append(copy_journal_tree(shared_dir() / name, tmp_path / name))
     opened = MemoryTool(str(tmp_path / "index.db"), roots, cwd=str(tmp_path), host=Host(None), max_scope="global")
     try:
-        sizes = {}
+        sizes, shortened = {}, {}
         for words in ("git commit", "checkpoint", "compaction summary", "config file", "session"):
             answer = opened.call({"action": "search", "query": words, "scope": "global"})
             assert not answer.is_error, answer.text
@@ -486,7 +487,13 @@ def test_eight_hits_on_real_journals_fit_in_an_answer_the_model_reads_whole(tmp_
             body(answer.text)
             assert str(tmp_path) not in answer.text  # no journal path (nor anything else of ours)
             sizes[words] = len(answer.text)
+            # The JSON keeps the excerpts as the search gave them (EXCERPT_CHARS at most), however
+            # much the text had to shorten its own; it is made (and redacted) when first asked for.
+            excerpts = [r["excerpt"] for r in answer.result["results"]]
+            assert all(len(e) <= EXCERPT_CHARS for e in excerpts)
+            shortened[words] = sum(1 for e in excerpts if e not in answer.text)
         assert max(sizes.values()) <= 3_500, sizes
+        assert any(shortened.values()), shortened  # some answer had to shorten its excerpts
     finally:
         opened.close()
 
@@ -539,3 +546,36 @@ def test_a_reply_that_pastes_an_answer_ranks_below_the_entries_it_copies(db_path
     assert order[0] in copied, "\n".join(again)
     if "feedc0de" in order:  # the copy may follow the entries it copies, or fall off the page
         assert order.index("feedc0de") > max(originals), "\n".join(again)
+
+
+def _long_hits(lengths: list[int]) -> list[query.Hit]:
+    words = "the migration ran twice because the lock was not held " * 40
+    return [query.Hit(n, f"e{n:07d}", 1791979200000 + n, "assistant", "assistant", None, 0, 0, "/j.jsonl",
+                      "s1", BE_CWD, "pi", excerpt=words[:size]) for n, size in enumerate(lengths)]
+
+
+@pytest.mark.parametrize("lengths", [[480] * 10, [480, 30, 480, 200, 479, 5, 480, 480, 300, 480], [480] * 3,
+                                     [100] * 10, [480] * 8 + [2, 1], [480, 480] + [50] * 8])
+def test_an_answer_fitted_by_counting_is_the_one_fitted_by_rendering_every_step(lengths: list[int]) -> None:
+    """_fitted counts the text's length as excerpts shorten and renders once; the answer (and the
+    excerpts left in the hits) are those of rendering after every step. A rendering that shows an
+    excerpt twice makes the count come out wrong: then it is done the long way, with the same result."""
+    from journal_index.agent.tool import IndexState, _fitted, _fitted_by_rendering
+    from journal_index.query.hits import SearchResult
+    from journal_index.query.scope import Scope
+    from journal_index.text import render
+
+    state = IndexState()
+
+    def text_of(hits: list[query.Hit], twice: bool) -> str:
+        page = render.search_text(SearchResult("all", None, Scope("project", root=BE_CWD), hits), render.MODEL)
+        return page + ("\n" + "\n".join(h.excerpt for h in hits) if twice else "")
+
+    for twice in (False, True):
+        counted, rendered = _long_hits(lengths), _long_hits(lengths)
+        expected = _fitted_by_rendering(
+            functools.partial(lambda hits, twice: render.signed(text_of(hits, twice) + "\n" + state.text()),
+                              rendered, twice), rendered)
+        assert _fitted(functools.partial(text_of, counted, twice), counted, state) == expected
+        assert [h.excerpt for h in counted] == [h.excerpt for h in rendered]
+        assert len(expected) <= 3_500 or min(len(h.excerpt) for h in rendered) <= 160

@@ -31,7 +31,7 @@ from journal_index.data import index_sql
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Root, choose_format, open_journal
 from journal_index.indexing import backfill
-from journal_index.indexing.indexer import NOT_INDEXED, discover_stats, unread_bytes
+from journal_index.indexing.indexer import NOT_INDEXED, Listings, discover_stats, unread_bytes
 from journal_index.indexing.journal_blocks import HEAD_BYTES
 from journal_index.semantic import fusion
 
@@ -85,16 +85,39 @@ def _is_journal(path: str, roots: list[Root]) -> bool:
     return choose_format(path, head[:cut], roots) is not None
 
 
-def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = ()) -> Pending:
-    """Journals under ``roots`` (but ``skip``) that the index does not hold as they are now."""
+class Scans:
+    """What :func:`pending` keeps from one call of the agent tool to the next: the folders'
+    listings (:class:`journal_index.indexing.indexer.Listings`) and the index's stamps of its
+    journals, read again only once the index changed (a commit of another connection moves
+    ``PRAGMA data_version``, one of this connection its ``total_changes``)."""
+
+    def __init__(self) -> None:
+        self.listings = Listings()
+        self._stamps: dict[str, index_sql.FileStamp] = {}
+        self._as_of: tuple[Store, int, int] | None = None
+
+    def stamps(self, store: Store) -> dict[str, index_sql.FileStamp]:
+        as_of = (store, int(store.value("PRAGMA data_version", default=0)), store.conn.total_changes())
+        if self._as_of is None or self._as_of[0] is not store or self._as_of[1:] != as_of[1:]:
+            self._stamps = index_sql.file_stamps(store)
+            self._as_of = as_of
+        return self._stamps
+
+
+def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = (), scans: Scans | None = None) -> Pending:
+    """Journals under ``roots`` (but ``skip``) that the index does not hold as they are now
+    (``scans``: what the last call kept, so that only what changed is looked at again)."""
     rooted = [r for r in roots if r.path.is_dir()]
     # Once per call of the agent tool: one walk that keeps each journal's stat, one query.
-    found = discover_stats(rooted)
-    known = index_sql.file_stamps(store)
+    found = discover_stats(rooted, scans.listings if scans is not None else None)
+    known = scans.stamps(store) if scans is not None else index_sql.file_stamps(store)
     skipped = {os.path.abspath(p) for p in skip}
     out = Pending()
     for path, st in found:
         stamp = known.get(path)
+        if (stamp is not None and stamp.size == st.st_size and stamp.mtime_ns == st.st_mtime_ns
+                and (stamp.ino is None or (stamp.dev, stamp.ino) == (st.st_dev, st.st_ino))):
+            continue  # as indexed (unread_bytes would say 0): the common case, without a call
         size = unread_bytes(stamp or NOT_INDEXED, st)
         if size <= 0 or path in skipped:
             continue
@@ -109,8 +132,31 @@ def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = ()) -> Pe
     return out
 
 
+def nothing_to_do(store: Store, roots: list[Root], listings: Listings | None = None) -> bool:
+    """Whether a backfill pass over ``roots`` would find nothing to do: every journal under them is
+    the file the index recorded (device, inode, size, mtime, ctime: what a pass checks before it
+    opens one) and every journal the index holds under them is still there. Anything else — a
+    file it never saw (even one that turns out no journal), a row from before identities were
+    recorded — says False: then a pass decides."""
+    found = discover_stats([r for r in roots if r.path.is_dir()], listings)
+    known = index_sql.file_identities(store)
+    seen = set()
+    for path, st in found:
+        kept = known.get(path)
+        if kept is None or kept.ino is None or kept.ctime_ns is None or kept != (
+                st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+            return False
+        seen.add(path)
+    prefixes = tuple(str(r.path).rstrip(os.sep) + os.sep for r in roots)
+    # As the pass forgets journals: those under the roots that no longer exist.
+    return not any(path.startswith(prefixes) and not os.path.exists(path) for path in known if path not in seen)
+
+
 class Freshener:
-    """Backfill passes in a daemon thread, on a connection of its own."""
+    """Backfill passes in a daemon thread, on a connection of its own. After its first pass, one
+    that would find nothing to do (:func:`nothing_to_do`, a few milliseconds) is not run: a pass
+    looks at every journal several times and holds the interpreter for tens of milliseconds at
+    a few hundred journals, which a call arriving then would wait for."""
 
     def __init__(self, db_path: str, roots: list[Root]) -> None:
         self.db_path = db_path
@@ -121,6 +167,8 @@ class Freshener:
         self._store: Store | None = None
         self._passed = threading.Event()  # set at the end of each pass
         self.passes = 0  # passes run to their end (for tests and logs)
+        self.skipped = 0  # passes not run: nothing to do
+        self._listings = Listings()  # this thread's own (the tool's calls keep theirs)
         self.last_error: str | None = None
 
     def start(self) -> None:
@@ -192,6 +240,10 @@ class Freshener:
         try:
             if self._store is None:
                 self._store = open_store(self.db_path)
+            if self.passes and fusion.mode() == "off" and nothing_to_do(self._store, list(self.roots),
+                                                                          self._listings):
+                self.skipped += 1  # (with the semantic layer on, a pass also embeds: it runs)
+                return
             lease = backfill.Lease(self._store)
             try:
                 report = backfill.backfill(self._store, list(self.roots), lease, stop=self._stop.is_set)
@@ -218,4 +270,4 @@ class Freshener:
             self._wake.set()
 
     def status(self) -> dict[str, Any]:
-        return {"passes": self.passes, "error": self.last_error}
+        return {"passes": self.passes, "skipped": self.skipped, "error": self.last_error}

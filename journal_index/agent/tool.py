@@ -26,7 +26,7 @@ from typing import Any
 import apsw
 
 from journal_index import query
-from journal_index.agent.freshness import Freshener, Pending, pending
+from journal_index.agent.freshness import Freshener, Pending, Scans, pending
 from journal_index.agent.host import Host, current_journal, detect_host
 from journal_index.agent.tool_args import SEARCH_LIMIT, Args, ToolError, bad_argument, parse_args
 from journal_index.config import AGENT_SCOPES, QUERY_SECONDS, TEAM_SCOPE, ConfigError, max_scope_from_env
@@ -114,12 +114,22 @@ class IndexState:
         return line
 
 
-@dataclass
 class Answer:
-    text: str
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    index: dict[str, Any] | None = None
+    """What a call answers: the signed text for the model, and the JSON (``result`` or ``error``,
+    and ``index``). A search's ``result`` may be handed in as ``later``, redacted only when it is
+    first asked for: the MCP server sends the text alone, and redacting every string of the JSON
+    costs about as much as the rest of the answer."""
+
+    def __init__(self, text: str, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
+                 index: dict[str, Any] | None = None, *, later: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.text, self.error, self.index = text, error, index
+        self._result, self._later = result, later
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        if self._later is not None:
+            self._result, self._later = self._later(), None
+        return self._result
 
     @property
     def is_error(self) -> bool:
@@ -146,10 +156,35 @@ def _what(args: Args) -> str:
 
 
 def _fitted(answer_text: Callable[[], str], hits: Sequence[query.Hit], state: IndexState) -> str:
-    """The signed answer; the model reads all of it, so past ANSWER_CHARS the excerpts give way, all alike."""
+    """The signed answer; the model reads all of it, so past ANSWER_CHARS the excerpts give way, all alike.
+
+    Each excerpt is shown once, as it is, on a line of its own: so the text's length after each
+    shortening is counted rather than rendered, and the text rendered once more at the end. Should
+    it not come out as long as counted (a rendering that shows an excerpt otherwise), the
+    excerpts are put back and shortened the long way (:func:`_fitted_by_rendering`)."""
     def signed() -> str:
         return render.signed(answer_text() + "\n" + state.text())
 
+    excerpts = [h.excerpt for h in hits]
+    text = signed()
+    size, cap = len(text), EXCERPT_CHARS
+    while size > ANSWER_CHARS and hits and cap > MIN_EXCERPT_CHARS:
+        cap = max(MIN_EXCERPT_CHARS, cap - -(-(size - ANSWER_CHARS) // len(hits)))
+        before = sum(len(h.excerpt) for h in hits)
+        _shorten_excerpts(hits, cap)
+        size += sum(len(h.excerpt) for h in hits) - before
+    if cap == EXCERPT_CHARS:
+        return text  # short enough as it was
+    text = signed()
+    if len(text) == size:
+        return text
+    for hit, excerpt in zip(hits, excerpts, strict=True):
+        hit.excerpt = excerpt
+    return _fitted_by_rendering(signed, hits)
+
+
+def _fitted_by_rendering(signed: Callable[[], str], hits: Sequence[query.Hit]) -> str:
+    """:func:`_fitted`, rendering the whole text after each shortening."""
     text, cap = signed(), EXCERPT_CHARS
     while len(text) > ANSWER_CHARS and hits and cap > MIN_EXCERPT_CHARS:
         cap = max(MIN_EXCERPT_CHARS, cap - -(-(len(text) - ANSWER_CHARS) // len(hits)))
@@ -179,6 +214,7 @@ class MemoryTool:
         self._store: Store | None = None
         self._freshener: Freshener | None = None
         self._waited_first_pass = False
+        self._scans = Scans()  # what the last call's look at the roots keeps for the next
 
     @property
     def host(self) -> Host:
@@ -311,7 +347,7 @@ class MemoryTool:
             # died keeps passes off until it expires): this call indexes what it can itself.
             state.pending = self._fill(store, self.roots, skip)
         else:
-            state.pending, state.freshening = pending(store, self.roots, skip), True
+            state.pending, state.freshening = pending(store, self.roots, skip, self._scans), True
         state.sessions = read_sql.journal_count(store)
         return state
 
@@ -334,7 +370,7 @@ class MemoryTool:
     def _fill(self, store: Store, roots: list[Root], skip: list[str]) -> Pending:
         """Index what the index lacks under ``roots``, newest first, for FILL_SECONDS at most;
         what it still lacks then."""
-        lacking = pending(store, roots, skip)
+        lacking = pending(store, roots, skip, self._scans)
         if not lacking.journals:
             return lacking
         deadline = time.monotonic() + FILL_SECONDS
@@ -342,7 +378,7 @@ class MemoryTool:
             if time.monotonic() > deadline:
                 break
             index_file(store, path, self.roots)
-        return pending(store, roots, skip)
+        return pending(store, roots, skip, self._scans)
 
     # -- actions ----------------------------------------------------------------
     def _current_session(self, store: Store, state: IndexState) -> SessionRef | None:
@@ -370,16 +406,22 @@ class MemoryTool:
         found = service.search(request, caller) if args.action == "search" else service.summaries(request, caller)
         page = found.result
         _shorten_excerpts(page.hits, EXCERPT_CHARS)
-        result = render.redact_json(found.as_json())
-        if page.scope.kind == "session":
-            result["scope"].update(render.redact_json(self._session_json(found.resolved.session)))
+        # The JSON as it is now (excerpts of EXCERPT_CHARS: _fitted shortens the text's alone).
+        shown = found.as_json()
+        session = self._session_json(found.resolved.session) if page.scope.kind == "session" else None
+
+        def result() -> dict[str, Any]:
+            out: dict[str, Any] = render.redact_json(shown)
+            if session is not None:
+                out["scope"].update(render.redact_json(session))
+            return out
 
         def answer_text() -> str:
             # The query is not echoed: the model knows it, and a bare secret in it would pass redaction.
             return render.search_text(page, render.MODEL, what=_what(args), first=args.offset + 1,
                                       next_offset=found.next_offset)
 
-        return Answer(_fitted(answer_text, page.hits, state), result, None, state.as_json())
+        return Answer(_fitted(answer_text, page.hits, state), None, None, state.as_json(), later=result)
 
     def _team(self, args: Args, state: IndexState) -> Answer:
         """Scope team: the hub answers (only when the operator's max scope allows it; the hub

@@ -57,6 +57,21 @@ def file_stamps(store: Store) -> dict[str, FileStamp]:
             for row in store.rows(f"SELECT path, {', '.join(FileStamp._fields)} FROM files")}
 
 
+class FileIdentity(NamedTuple):
+    """What a pass compares with a journal's stat to call it unchanged (journal_pass.prepare)."""
+
+    dev: int | None
+    ino: int | None
+    size: int | None
+    mtime_ns: int | None
+    ctime_ns: int | None
+
+
+def file_identities(store: Store) -> dict[str, FileIdentity]:
+    return {row[0]: FileIdentity(*row[1:])
+            for row in store.rows(f"SELECT path, {', '.join(FileIdentity._fields)} FROM files")}
+
+
 def known_paths(store: Store) -> list[str]:
     return [row[0] for row in store.rows("SELECT path FROM files ORDER BY path")]
 

@@ -30,7 +30,7 @@ from journal_index.indexing.journal_pass import (
 )
 
 __all__ = ["FileResult", "IndexReport", "as_roots", "choose_workers", "discover", "index_file", "index_files",
-           "pending_bytes", "unread_bytes", "discover_stats", "redo_journal"]
+           "pending_bytes", "unread_bytes", "discover_stats", "redo_journal", "Listings"]
 
 # Parsing and redaction run in worker processes when a pass has at least this much to read and
 # the machine more than one core (the writer's SQLite work overlaps them); below it, starting
@@ -210,12 +210,71 @@ def discover(roots: Iterable[Root | str | os.PathLike[str]]) -> list[str]:
     return [path for path, _ in discover_stats(roots)]
 
 
-def discover_stats(roots: Iterable[Root | str | os.PathLike[str]]) -> list[tuple[str, os.stat_result]]:
+# A folder changed this recently may change again within the same tick of its mtime: its
+# listing is not kept (as git treats an index entry as racy).
+RACY_NS = 2_000_000_000
+
+# One folder's entries that a walk looks at: (name, path, is a folder, is a symlink), in name order.
+Listed = list[tuple[str, str, bool, bool]]
+
+
+class Listings:
+    """Folder listings kept from one walk to the next (the agent tool walks the roots on every
+    call). A folder whose device, inode, mtime and ctime are what they were when it was listed,
+    and that had not changed for RACY_NS before that, holds the same names: only its journals are
+    stat'ed again. A folder holding a symlink is listed afresh every time (where the link leads
+    may change while the folder does not)."""
+
+    def __init__(self, racy_ns: int = RACY_NS) -> None:
+        self.racy_ns = racy_ns
+        self._kept: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
+        self._next: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
+
+    @staticmethod
+    def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+        return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns
+
+    def get(self, folder: str, st: os.stat_result) -> Listed | None:
+        kept = self._kept.get(folder)
+        if kept is None or kept[0] != self._stamp(st):
+            return None
+        self._next[folder] = kept
+        return kept[1]
+
+    def put(self, folder: str, st: os.stat_result, listed_at_ns: int, listed: Listed) -> None:
+        if any(linked for *_, linked in listed):
+            return
+        if max(st.st_mtime_ns, st.st_ctime_ns) > listed_at_ns - self.racy_ns:
+            return
+        self._next[folder] = (self._stamp(st), listed)
+
+    def walked(self) -> None:
+        """A walk ended: keep what it saw (folders gone or changed drop out)."""
+        self._kept, self._next = self._next, {}
+
+
+def _listing(folder: str) -> Listed:
+    with os.scandir(folder) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    out: Listed = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir or entry.name.endswith(".jsonl"):
+            out.append((entry.name, entry.path, is_dir, entry.is_symlink()))  # path: joined in C
+    return out
+
+
+def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
+                   listings: Listings | None = None) -> list[tuple[str, os.stat_result]]:
     """:func:`discover`, with each file's ``stat`` as it was seen (so that a caller comparing
     sizes with the index need not stat every journal a second time).
 
-    The agent tool runs this on every call, so it avoids ``realpath`` per file: the real path of
-    an entry that is not a symlink is its folder's real path joined with its name.
+    The agent tool runs this on every call, so it avoids ``realpath`` per file (the real path of
+    an entry that is not a symlink is its folder's real path joined with its name) and, given
+    ``listings``, lists again only the folders that changed since its last walk.
     """
     rooted = [r for r in as_roots(roots) if r.path.is_dir()]
     real_roots = [os.path.realpath(r.path) for r in rooted]
@@ -234,36 +293,38 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]]) -> list[tuple
             if key in seen_dirs or not _within(real_dir, real_roots):
                 continue  # a loop, a second way to one folder, or a link out of the roots
             seen_dirs.add(key)
-            try:
-                with os.scandir(dirpath) as listing:
-                    entries = sorted(listing, key=lambda e: e.name)
-            except OSError:
-                continue
+            listed = listings.get(dirpath, st) if listings is not None else None
+            if listed is None:
+                listed_at = time.time_ns()
+                try:
+                    listed = _listing(dirpath)
+                except OSError:
+                    continue
+                if listings is not None:
+                    listings.put(dirpath, st, listed_at, listed)
             folders = []
             real_prefix = real_dir.rstrip(os.sep) + os.sep
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if not is_dir and not entry.name.endswith(".jsonl"):
-                    continue
-                linked = entry.is_symlink()
-                full = entry.path  # the folder's path joined with the name, made in C
-                real = os.path.realpath(full) if linked else real_prefix + entry.name
+            for name, full, is_dir, linked in listed:
                 if is_dir:
-                    folders.append((full, real))
+                    folders.append((full, os.path.realpath(full) if linked else real_prefix + name))
                     continue
-                if linked and not _within(real, real_roots):
-                    continue
+                real = None
+                if linked:
+                    real = os.path.realpath(full)
+                    if not _within(real, real_roots):
+                        continue
                 try:
-                    fst = entry.stat()
+                    fst = os.stat(full)
                 except OSError:
                     continue
                 file_key = (fst.st_dev, fst.st_ino)
                 kept = by_file.get(file_key)
-                if kept is None or (full == real and kept[1] != real):
+                # The first name of a file, unless its own (real) path comes later; the real path
+                # of a plain entry is made only when a second name is seen.
+                if kept is None or (kept[1] != (real := real or real_prefix + name) and full == real):
                     by_file[file_key] = (fst.st_mtime_ns, full, fst)
             stack.extend(reversed(folders))
+    if listings is not None:
+        listings.walked()
     found = sorted(by_file.values(), key=lambda item: (-item[0], item[1]))
     return [(path, st) for _, path, st in found]

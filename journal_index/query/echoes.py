@@ -49,11 +49,19 @@ def _runs(words: list[str]) -> dict[int, int]:
             if size + RUN_WORDS - 1 >= RUN_CHARS}
 
 
-def _copied(copy: list[str], runs: dict[int, int], original: list[str]) -> bool:
-    """Does ``copy`` (whose runs are ``runs``) repeat a run of ``original`` word for word?"""
-    for run in zip(*(original[i:] for i in range(RUN_WORDS)), strict=False):
-        at = runs.get(hash(run))
-        if at is not None and tuple(copy[at:at + RUN_WORDS]) == run:
+def _run_hashes(words: list[str]) -> list[int]:
+    """The hash of every run of RUN_WORDS words (however short), in order (built in C)."""
+    return list(map(hash, zip(*(words[i:] for i in range(RUN_WORDS)), strict=False)))
+
+
+def _copied(copy: list[str], runs: dict[int, int], original: list[str], hashes: tuple[list[int], set[int]]) -> bool:
+    """Does ``copy`` (whose runs are ``runs``) repeat a run of ``original`` (whose run hashes are
+    ``hashes``, in order and as a set) word for word? Only the runs whose hashes both hold are
+    compared word by word."""
+    ordered, present = hashes
+    for run in runs.keys() & present:
+        wanted = copy[runs[run]:runs[run] + RUN_WORDS]
+        if any(h == run and original[start:start + RUN_WORDS] == wanted for start, h in enumerate(ordered)):
             return True
     return False
 
@@ -67,11 +75,18 @@ def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
     if not copies:
         return {}
     words: dict[int, list[str]] = {}
+    hashed: dict[int, tuple[list[int], set[int]]] = {}  # each original's runs, hashed once per search
 
     def words_of(hit: Hit) -> list[str]:
         if id(hit) not in words:
             words[id(hit)] = (text_of(hit) or "").split()
         return words[id(hit)]
+
+    def hashes_of(hit: Hit) -> tuple[list[int], set[int]]:
+        if id(hit) not in hashed:
+            ordered = _run_hashes(words_of(hit))
+            hashed[id(hit)] = ordered, set(ordered)
+        return hashed[id(hit)]
 
     def may_copy(copy: Hit, original: Hit) -> bool:
         if copy.session_id != original.session_id:
@@ -90,7 +105,7 @@ def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
         if not runs:
             continue
         for original in below:
-            if may_copy(copy, original) and _copied(words_of(copy), runs, words_of(original)):
+            if may_copy(copy, original) and _copied(words_of(copy), runs, words_of(original), hashes_of(original)):
                 found[id(copy)] = original
                 break
     return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -67,6 +68,11 @@ class Reader:
         # candidates, and the page then shows most of them. A Reader lives for one search.
         self._parsed: dict[tuple[str, int, int], Entry | None] = {}
         self._resolved: dict[str, str | None] = {}
+        self._real_folders: dict[str, str] = {}
+        # ...and each hit's entry with its call, so a hit asked for again (re-ranking, echoes,
+        # the page) does not open its journal again.
+        self._found: dict[tuple[str, str, int, int, str, int | None, int | None],
+                          tuple[Entry, ToolCall | None] | None] = {}
 
     def tokenize(self, text: str) -> list[str]:
         tokens = self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
@@ -80,11 +86,26 @@ class Reader:
         """The path to open (symlinks and ``..`` resolved), or None when it lies outside the roots."""
         if self.roots is None:
             return path
-        if path not in self._resolved:  # realpath stats every component: once per journal per search
-            real = os.path.realpath(path)
+        if path not in self._resolved:  # realpath stats every component: once per folder per search
+            real = self._real(path)
             inside = any(real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
             self._resolved[path] = real if inside else None
         return self._resolved[path]
+
+    def _real(self, path: str) -> str:
+        """``os.path.realpath(path)``, with the folder's real path found once per search: a name
+        that is not a symlink is the real folder joined with it (one lstat, not one per component)."""
+        folder, name = os.path.split(path)
+        if name in ("", ".", ".."):
+            return os.path.realpath(path)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.realpath(path)
+        except OSError:
+            return os.path.realpath(path)
+        if folder not in self._real_folders:
+            self._real_folders[folder] = os.path.realpath(folder)
+        return os.path.join(self._real_folders[folder], name)
 
     def _entry_and_call(self, hit: Hit) -> tuple[Entry, ToolCall | None] | None:
         """The entry at the hit's place and, for a result, the call it answers; None if the line
@@ -92,16 +113,22 @@ class Reader:
         path = self.resolve(hit.path)
         if path is None:
             return None
-        try:
-            with open_journal(path) as handle:
-                parsed = self._entry(handle.fileno(), path, hit)
-                if parsed is None:
-                    return None
-                if hit.link_offset is None or hit.link_length is None or not parsed.answers:
-                    return parsed, None
-                call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
-        except OSError:
-            return None
+        key = (path, hit.format, hit.offset, hit.length, hit.entry_id, hit.link_offset, hit.link_length)
+        if key not in self._found:
+            try:
+                self._found[key] = self._read_entry_and_call(path, hit)
+            except OSError:
+                return None  # not kept: a journal that could not be opened is tried again
+        return self._found[key]
+
+    def _read_entry_and_call(self, path: str, hit: Hit) -> tuple[Entry, ToolCall | None] | None:
+        with open_journal(path) as handle:
+            parsed = self._entry(handle.fileno(), path, hit)
+            if parsed is None:
+                return None
+            if hit.link_offset is None or hit.link_length is None or not parsed.answers:
+                return parsed, None
+            call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
         site = find_call(get_format(hit.format), parsed.answers, call_line, hit.link_offset)
         return None if site is None else (parsed, site.call)
 
@@ -145,6 +172,8 @@ class Reader:
         """Drop the lines read so far (a journal was reindexed after a rewrite)."""
         self._parsed.clear()
         self._resolved.clear()
+        self._real_folders.clear()
+        self._found.clear()
 
     def _entry(self, fd: int, path: str, hit: Hit) -> Entry | None:
         """The entry on the hit's line, or None if the line is not it (read once per search)."""
