@@ -12,7 +12,8 @@ journal_index/query/ranking_weights.py with a note of the run.
 
 ``--ablate`` sets each factor to its neutral value (a feature's weight 0; a name or synonym
 multiplier 1 / 0; a field's weight 1 in every intent) and reports R@1, R@5 and MRR of the split,
-aggregates only (allowed on test, once per change batch).
+aggregates only (allowed on test, once per change batch). ``--ablate --off a,b,c`` instead turns
+those features off together and reports the full model and that one, per corpus too (aggregates).
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ class Bench:
     def ranks(self, weights: dict[str, Any]) -> list[Rank]:
         ranking.WEIGHTS = weights
         return [rank_of(b.store, q, b.corpus.now_ms, b) for b, questions in self.sets for q in questions]
+
+    def per_corpus(self, weights: dict[str, Any]) -> dict[str, list[Rank]]:
+        """The split's ranks under ``weights``, grouped by corpus (and "ALL")."""
+        ranking.WEIGHTS = weights
+        out: dict[str, list[Rank]] = {"ALL": []}
+        for b, questions in self.sets:
+            ranks = [rank_of(b.store, q, b.corpus.now_ms, b) for q in questions]
+            out[b.corpus.name] = ranks
+            out["ALL"] += ranks
+        return out
 
     def score(self, weights: dict[str, Any]) -> tuple[float, float]:
         f = figures(self.ranks(weights))
@@ -141,13 +152,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="store the fitted weights in ranking_weights.py")
     parser.add_argument("--ablate", action="store_true", help="report each factor off instead of fitting")
     parser.add_argument("--split", choices=("train", "test"), default="train", help="the split ablated")
+    parser.add_argument("--off", metavar="A,B", help="with --ablate: these features off together, per corpus")
     args = parser.parse_args(argv)
+    off = [name for name in (args.off or "").split(",") if name]
+    unknown = [name for name in off if name not in FITTED["features"]]  # type: ignore[operator]
+    if unknown or (off and not args.ablate):
+        print(f"fit_weights: --off takes features of ranking_weights.py with --ablate; not {', '.join(unknown)}"
+              if unknown else "fit_weights: --off goes with --ablate", file=sys.stderr)
+        return 2
     if not args.ablate and args.split != "train":
         print("fit_weights: weights are fitted on the train split only", file=sys.stderr)
         return 2
     start = copy.deepcopy(FITTED)
     with ExitStack() as stack:
         bench = Bench(args.split, stack)
+        if off:
+            joint = start
+            for name in off:
+                joint = _set(joint, ("features", name), NEUTRAL.get(name, 0.0))
+            print(f"{args.split}: R@1 / R@5 / MRR with every factor, and with {', '.join(off)} off together")
+            for label, weights in (("full model", start), ("off together", joint)):
+                for group, ranks in bench.per_corpus(weights).items():
+                    f = figures(ranks)
+                    print(f"  {label:<13} {group:<16} n={f.n:<4} {f.recall_at_1:.3f}  {f.recall_at_5:.3f}  {f.mrr:.3f}")
+            return 0
         if args.ablate:
             ranks = bench.ranks(start)
             base = figures(ranks)
