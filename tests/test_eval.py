@@ -148,3 +148,14 @@ def test_story_files_keep_each_value_exactly() -> None:
         ("tool", {"name": "read", "args": {"path": "a\nb", "limit": 3}, "output": ""}),
         ("assistant", {"text": "ends in a newline\n", "thinking": ""}),
     ]
+
+
+def test_the_fresh_sets_sources_name_every_transcript_its_questions_use() -> None:
+    """The fresh held-out transcripts are not in the repository: restore_fresh writes them back
+    from SOURCES.md, so that table must list (parseably) every file a question points into."""
+    from tests.eval.restore_fresh import rows
+
+    listed = {row["file"].removeprefix("claude/") for row in rows()}
+    used = {e["file"] for q in load_all_questions("fresh-claude") for e in q["expected"]}
+    assert len(listed) == 8 and used and used <= listed
+    assert all(len(row["commit"]) == 40 and int(row["kib"]) > 0 for row in rows())

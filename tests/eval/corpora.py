@@ -21,6 +21,7 @@ FIXTURE_SESSIONS = REPO / "fixtures" / "sessions"
 EVAL_SESSIONS = REPO / "fixtures" / "eval-sessions"
 HELDOUT = REPO / "fixtures" / "heldout"  # blind held-out test set (fixtures/heldout/README.md)
 TRAIN_AGENTS = REPO / "fixtures" / "train-agents"  # training set of public transcripts (its README.md)
+FRESH = REPO / "fixtures" / "fresh"  # second blind held-out set, test only (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -31,6 +32,8 @@ EVAL_NOW_MS = 1_796_083_200_000  # 2026-12-01T00:00:00Z
 # The training transcripts end 2026-07-22 (Claude Code) and 2026-07-24 (Codex): three weeks later.
 NOW_TRAIN_CLAUDE = 1_786_492_800_000  # 2026-08-12
 NOW_TRAIN_CODEX = 1_786_665_600_000  # 2026-08-14
+# The fresh held-out transcripts (Claude Code only) end 2026-03-21: three weeks later.
+NOW_FRESH_CLAUDE = 1_775_865_600_000  # 2026-04-11
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,8 @@ def corpora() -> dict[str, Corpus]:
                                _jsonl_under(TRAIN_AGENTS / "claude", "."), now_ms=NOW_TRAIN_CLAUDE),
         "train-codex": Corpus("train-codex", "codex", TRAIN_AGENTS / "codex",
                               _jsonl_under(TRAIN_AGENTS / "codex", "."), now_ms=NOW_TRAIN_CODEX),
+        "fresh-claude": Corpus("fresh-claude", "claude", FRESH / "claude",
+                               _jsonl_under(FRESH / "claude", "."), now_ms=NOW_FRESH_CLAUDE),
     }
 
 
