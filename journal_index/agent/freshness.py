@@ -115,9 +115,6 @@ def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = (), scans
     out = Pending()
     for path, st in found:
         stamp = known.get(path)
-        if (stamp is not None and stamp.size == st.st_size and stamp.mtime_ns == st.st_mtime_ns
-                and (stamp.ino is None or (stamp.dev, stamp.ino) == (st.st_dev, st.st_ino))):
-            continue  # as indexed (unread_bytes would say 0): the common case, without a call
         size = unread_bytes(stamp or NOT_INDEXED, st)
         if size <= 0 or path in skipped:
             continue
@@ -139,11 +136,12 @@ def nothing_to_do(store: Store, roots: list[Root], listings: Listings | None = N
     file it never saw (even one that turns out no journal), a row from before identities were
     recorded — says False: then a pass decides."""
     found = discover_stats([r for r in roots if r.path.is_dir()], listings)
-    known = index_sql.file_identities(store)
+    known = index_sql.file_stamps(store)
     seen = set()
     for path, st in found:
         kept = known.get(path)
-        if kept is None or kept.ino is None or kept.ctime_ns is None or kept != (
+        if kept is None or kept.ino is None or kept.ctime_ns is None or (
+                kept.dev, kept.ino, kept.size, kept.mtime_ns, kept.ctime_ns) != (
                 st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
             return False
         seen.add(path)

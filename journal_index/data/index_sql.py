@@ -38,13 +38,15 @@ class KnownFile(NamedTuple):
 
 
 class FileStamp(NamedTuple):
-    """Enough of a journal's row to guess how much a pass would read."""
+    """Enough of a journal's row to guess how much a pass would read, and to tell whether a pass
+    would call it unchanged (journal_pass.prepare compares all of these but the cursor)."""
 
     cursor: int
     size: int | None
     mtime_ns: int | None
     dev: int | None
     ino: int | None
+    ctime_ns: int | None = None
 
 
 def known_file(store: Store, path: str) -> KnownFile | None:
@@ -55,21 +57,6 @@ def known_file(store: Store, path: str) -> KnownFile | None:
 def file_stamps(store: Store) -> dict[str, FileStamp]:
     return {row[0]: FileStamp(*row[1:])
             for row in store.rows(f"SELECT path, {', '.join(FileStamp._fields)} FROM files")}
-
-
-class FileIdentity(NamedTuple):
-    """What a pass compares with a journal's stat to call it unchanged (journal_pass.prepare)."""
-
-    dev: int | None
-    ino: int | None
-    size: int | None
-    mtime_ns: int | None
-    ctime_ns: int | None
-
-
-def file_identities(store: Store) -> dict[str, FileIdentity]:
-    return {row[0]: FileIdentity(*row[1:])
-            for row in store.rows(f"SELECT path, {', '.join(FileIdentity._fields)} FROM files")}
 
 
 def known_paths(store: Store) -> list[str]:

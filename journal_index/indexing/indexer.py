@@ -177,12 +177,11 @@ def pending_bytes(store: Store, paths: list[str]) -> Iterator[int]:
 def unread_bytes(stamp: index_sql.FileStamp, st: os.stat_result) -> int:
     """How many bytes of a journal (as ``st`` says it is now) a pass would read, given what the
     index recorded of it (:data:`NOT_INDEXED` for a journal it never saw)."""
-    cursor, size, mtime_ns, dev, ino = stamp
-    if ino is not None and (dev, ino) != (st.st_dev, st.st_ino):
+    if stamp.ino is not None and (stamp.dev, stamp.ino) != (st.st_dev, st.st_ino):
         return st.st_size
-    if size == st.st_size and mtime_ns == st.st_mtime_ns:
+    if stamp.size == st.st_size and stamp.mtime_ns == st.st_mtime_ns:
         return 0
-    return st.st_size - cursor if st.st_size >= cursor else st.st_size
+    return st.st_size - stamp.cursor if st.st_size >= stamp.cursor else st.st_size
 
 
 def as_roots(roots: Iterable[Root | str | os.PathLike[str]]) -> list[Root]:
