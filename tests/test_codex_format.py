@@ -179,6 +179,59 @@ def test_the_re_embedded_history_never_becomes_terms(tmp_path: Path, store: Stor
     assert not set(index_tokens(store, "historyonlyword historyreply")) & terms
 
 
+WRAPPED = ("Command: /bin/zsh -lc 'git log --oneline'\nChunk ID: 924536\nWall time: 0.0123 seconds\n"
+           "Process exited with code {code}\nOriginal token count: 67\nOutput:\nb3839c7 Optimize relations\n")
+
+
+@pytest.mark.parametrize(("printed", "expected"), [
+    # exec_command: the command stays, a zero exit code and the bookkeeping go
+    (WRAPPED.format(code=0), "Command: /bin/zsh -lc 'git log --oneline'\nb3839c7 Optimize relations\n"),
+    # a non-zero exit code says something: it stays
+    (WRAPPED.format(code=1),
+     "Command: /bin/zsh -lc 'git log --oneline'\nProcess exited with code 1\nb3839c7 Optimize relations\n"),
+    ("Exit code: 0\nWall time: 0.3 seconds\nOutput:\nSuccess. Updated the following files:\nM a.py\n",
+     "Success. Updated the following files:\nM a.py\n"),
+    ("Chunk ID: e859d2\nWall time: 1.0022 seconds\nProcess running with session ID 41\nOriginal token count: 3\n"
+     "Output:\nbuilding\n", "Process running with session ID 41\nbuilding\n"),
+    ("Script running with cell ID 27\nWall time 11.0 seconds\nOutput:\nstep 1\n", "step 1\n"),
+    # no wrapper line before it: an "Output:" line is what the command printed
+    ("build log\nOutput:\nfoo\n", "build log\nOutput:\nfoo\n"),
+    ("Output:\nfoo", "Output:\nfoo"),
+    ("Wall time: 0.1 s and no Output line", "Wall time: 0.1 s and no Output line"),
+    ("Chunk ID: 1\nOutput: 3 files", "Chunk ID: 1\nOutput: 3 files"),
+])
+def test_codex_s_wrapper_before_an_output_is_dropped(printed: str, expected: str) -> None:
+    parsed = parse(item({"type": "function_call_output", "call_id": "call_1", "output": printed}))
+    assert isinstance(parsed, Entry) and parsed.output == [expected]
+
+
+def test_a_wrapper_alone_in_the_first_block_goes_with_it() -> None:
+    parsed = parse(item({"type": "custom_tool_call_output", "call_id": "c", "output": [
+        {"type": "input_text", "text": "Script completed\nWall time 3.1 seconds\nOutput:\n"},
+        {"type": "input_text", "text": "page title: Leaderboard"}]}))
+    assert isinstance(parsed, Entry) and parsed.output == ["page title: Leaderboard"]
+
+
+def test_the_wrapper_is_read_for_a_process_left_running_before_it_goes() -> None:
+    parsed = parse(item({"type": "function_call_output", "call_id": "c", "output":
+                         "Chunk ID: e8\nWall time: 1.0 seconds\nProcess running with session ID 7\nOutput:\n"}))
+    assert isinstance(parsed, Entry) and parsed.started_process == "7"
+
+
+def test_the_wrapper_s_words_are_not_terms(tmp_path: Path, store: Store) -> None:
+    path = tmp_path / "sessions" / "2026" / "11" / "30" / f"rollout-2026-11-30T12-38-07-{THREAD}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join([
+        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+        item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"git log"}', "call_id": "c1"}),
+        item({"type": "function_call_output", "call_id": "c1", "output": WRAPPED.format(code=0)}),
+    ]) + b"\n")
+    assert index_file(store, path).entries == 2
+    terms = vocabulary(store)
+    assert set(index_tokens(store, "b3839c7 Optimize relations git log")) <= terms
+    assert not set(index_tokens(store, "Chunk Wall seconds Original token count exited")) & terms
+
+
 @pytest.mark.parametrize("raw", [
     line("session_meta", {"id": THREAD, "cwd": "/x"}),
     line("turn_context", {"cwd": "/x", "model": "m"}),

@@ -35,7 +35,8 @@ FLOORS: dict[str, tuple[float, float, float] | None] = {
     "eval": (0.87, 0.91, 0.89),
     "pi-shared": (0.61, 0.84, 0.71),
     "claude": (0.85, 0.90, 0.88),
-    "codex": (0.75, 1.00, 0.83),
+    # stop 31: 0.75 / 1.00 / 0.83 before Codex's output wrapper left the index (one train question 1 -> 2)
+    "codex": (0.70, 1.00, 0.81),
 }
 
 
@@ -75,10 +76,12 @@ def test_eval_corpus_meets_its_floor(name: str) -> None:
                     f"MRR {result.mrr:.2f}")
     r1, r5, mrr = floor
     # aggregates only: the corpus holds test-split questions, whose per-question results nobody reads
-    measured = f"{name}: r@1 {result.recall_at_1:.3f}, r@5 {result.recall_at_5:.3f}, MRR {result.mrr:.3f}"
-    assert result.recall_at_5 >= r5, measured
-    assert result.recall_at_1 >= r1, measured
-    assert result.mrr >= mrr, measured
+    # the figures are taken out of ``result`` first: a failing assert would print its repr, ranks included
+    at_1, at_5, reciprocal = result.recall_at_1, result.recall_at_5, result.mrr
+    measured = f"{name}: r@1 {at_1:.3f}, r@5 {at_5:.3f}, MRR {reciprocal:.3f}"
+    assert at_5 >= r5, measured
+    assert at_1 >= r1, measured
+    assert reciprocal >= mrr, measured
 
 
 def test_a_result_answers_for_its_call_only_when_it_shows_the_call_whole(store: Store, tmp_path: Path) -> None:

@@ -15,6 +15,10 @@ for the UI (``event_msg``). What becomes text, and from which of the two:
 * a compaction: ``payload.message`` only, never the re-embedded ``replacement_history``; when
   the summary is encrypted (``message`` empty), the entry says so: ``[summary encrypted by Codex]``.
 
+A tool output starts with lines Codex adds (``Chunk ID``, ``Wall time``, ``Original token count``,
+``Process exited with code 0``, then ``Output:``): they are dropped, so their words are not terms of
+every output; the command, a non-zero exit code and a process left running stay.
+
 A command still running when its call returns says ``Process running with session ID N``; its
 later output comes in the results of ``write_stdin`` calls that name only ``session_id: N``.
 Both ends are marked (``Entry.started_process``, ``ToolCall.reads_process``) so the indexer can
@@ -74,6 +78,14 @@ _NOT_INDEXED_EVENTS = frozenset({
 })
 ENCRYPTED_SUMMARY = "[summary encrypted by Codex]"
 _PROCESS_RUNNING = re.compile(r"Process running with session ID (\d{1,12})\b")
+# The lines Codex puts before what a command printed ("Chunk ID: …", "Wall time: … seconds", …,
+# "Output:"). Their words would be terms of every output, so they are dropped; the lines that
+# say something (the command, a non-zero exit code, a process left running) stay.
+_WRAPPER_LINE = re.compile(
+    r"Chunk ID: \S+|Wall time:? [\d.]+ s(?:econds)?|Original token count: \d+"
+    r"|Process exited with code 0|Exit code: 0|Script completed|Script running with cell ID \d+")
+_WRAPPER_END = "Output:"
+_WRAPPER_REACH = 8192  # the "Output:" line ends the wrapper within this many characters
 _POLL_TOOL = "write_stdin"
 _SAFE_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
 _DAY_FOLDERS = 3  # current_journals looks at the newest few day folders only
@@ -314,9 +326,29 @@ def _output(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int
         printed = printed.get("content", printed.get("output"))
     if not text_of_blocks(printed, output, ("input_text", "output_text", "text")):
         return Skip.MALFORMED
+    started = _started_process(output)
     return Entry(entry_id, None, ts, "tool_result", "tool", None, [],
-                 answers=call_id if isinstance(call_id, str) else None, output=output,
-                 started_process=_started_process(output))
+                 answers=call_id if isinstance(call_id, str) else None, output=_unwrapped(output),
+                 started_process=started)
+
+
+def _unwrapped(output: list[str]) -> list[str]:
+    """``output`` without the wrapper lines Codex writes before what the command printed (in its
+    first block, up to a line ``Output:``). Left whole when no such line is there."""
+    if not output:
+        return output
+    first = output[0]
+    lines = first[:_WRAPPER_REACH].split("\n")
+    if _WRAPPER_END not in lines[:-1] and not (lines[-1] == _WRAPPER_END and len(first) <= _WRAPPER_REACH):
+        return output
+    end = lines.index(_WRAPPER_END)
+    header = lines[:end]
+    kept = [line for line in header if not _WRAPPER_LINE.fullmatch(line)]
+    if len(kept) == len(header):
+        return output  # an "Output:" line, but no wrapper: what the command printed
+    body = first[sum(len(line) + 1 for line in lines[:end + 1]):]
+    unwrapped = "\n".join([*kept, body] if body else kept)
+    return [unwrapped, *output[1:]] if unwrapped else output[1:]
 
 
 def _response_item(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
