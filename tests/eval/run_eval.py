@@ -10,8 +10,8 @@ question's ``expected`` locators name lines of the original files. The old fixtu
 entry ids instead; either kind counts. A question is answered at rank r when an expected line
 (or entry id) is the r-th of the top 10 hits.
 
-Every figure is reported per split (train, test; README.md "Split"), overall, per corpus and per
-class, with a 95 % bootstrap interval, and with ``--naive`` beside the figures of a naive FTS5
+Every figure is reported per split (train, test; README.md "Split"), overall, per agent, per corpus
+and per class, with a 95 % bootstrap interval, and with ``--naive`` beside the figures of a naive FTS5
 baseline over the same index (naive.py). ``--verbose`` lists the questions missed at 5; it refuses
 to list those of the test split (nobody looks at per-question test results while choosing a
 ranking change) unless ``--i-am-not-tuning`` is given.
@@ -354,10 +354,12 @@ def _cell(fig: dict[str, float]) -> str:
 
 
 def groups_of(questions: list[dict[str, Any]], fmt_of: dict[str, str]) -> dict[str, dict[str, list[str]]]:
-    """Question ids by group: "all", each corpus (with its format) and each class."""
-    out: dict[str, dict[str, list[str]]] = {"all": {"ALL": []}, "corpus": {}, "class": {}}
+    """Question ids by group: "all", each agent (journal format: the issue's goals are per agent),
+    each corpus (with its format) and each class."""
+    out: dict[str, dict[str, list[str]]] = {"all": {"ALL": []}, "agent": {}, "corpus": {}, "class": {}}
     for q in questions:
         out["all"]["ALL"].append(q["id"])
+        out["agent"].setdefault(fmt_of[q["corpus"]], []).append(q["id"])
         out["corpus"].setdefault(f"{q['corpus']} ({fmt_of[q['corpus']]})", []).append(q["id"])
         out["class"].setdefault(q["category"], []).append(q["id"])
     return {kind: dict(sorted(members.items())) for kind, members in out.items()}
@@ -385,6 +387,13 @@ def report(questions: list[dict[str, Any]], ranks: dict[str, Rank], naive: dict[
         train = [ranks[q["id"]] for q in questions if q.get("split") == "train"]
         test = [ranks[q["id"]] for q in questions if q.get("split") == "test"]
         out["train_minus_test_mrr"] = mrr_difference(train, test, "train-test", resamples)
+        # per agent too: the splits hold the agents in different shares, which moves the overall gap
+        def of(split: str, fmt: str) -> list[Rank]:
+            return [ranks[q["id"]] for q in questions if q.get("split") == split and fmt_of[q["corpus"]] == fmt]
+
+        by_agent = {fmt: mrr_difference(of("train", fmt), of("test", fmt), f"train-test:{fmt}", resamples)
+                    for fmt in sorted({fmt_of[q["corpus"]] for q in questions})}
+        out["train_minus_test_mrr_by_agent"] = {fmt: d for fmt, d in by_agent.items() if d is not None}
     return out
 
 
@@ -395,7 +404,7 @@ def print_report(figs: dict[str, Any]) -> None:
         with_naive = any("naive" in b for b in blocks["all"].values())
         head = f"  {'':<24}{'n':>4}  {'R@1':<18}{'R@5':<18}{'MRR':<18}"
         print(head + ("| naive FTS  R@1   R@5   MRR" if with_naive else ""))
-        for kind in ("all", "corpus", "class"):
+        for kind in ("all", "agent", "corpus", "class"):
             if kind != "all":
                 print(f" per {kind}:")
             for label, block in blocks[kind].items():
@@ -407,6 +416,8 @@ def print_report(figs: dict[str, Any]) -> None:
     diff = figs.get("train_minus_test_mrr")
     if diff is not None:
         print(f"\ntrain - test MRR: {diff['value']:+.3f} [{diff['low']:+.3f}, {diff['high']:+.3f}]")
+        for fmt, d in figs.get("train_minus_test_mrr_by_agent", {}).items():
+            print(f"  {fmt:<8}{d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
 
 
 def main(argv: list[str] | None = None) -> int:
