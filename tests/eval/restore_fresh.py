@@ -1,4 +1,4 @@
-"""Put the fresh held-out transcripts back into fixtures/fresh/claude from fetched repositories.
+"""Put the fresh held-out transcripts back into fixtures/fresh/{claude,codex} from fetched repositories.
 
 Run: python -m tests.eval.restore_fresh MIRROR_DIR
 
@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 FRESH = Path(__file__).resolve().parents[2] / "fixtures" / "fresh"
-# | `claude/<file>` | [owner/name](…) | `<path>` | `<commit>` | license | <size> KiB | topic |
-ROW = re.compile(r"^\| `(?P<file>claude/[^`]+)` \| \[(?P<repo>[^\]]+)\][^|]*\| `(?P<path>[^`]+)` \| "
+# | `claude/<file>` or `codex/<file>` | [owner/name](…) | `<path>` | `<commit>` | license | <size> KiB | topic |
+ROW = re.compile(r"^\| `(?P<file>(?:claude|codex)/[^`]+)` \| \[(?P<repo>[^\]]+)\][^|]*\| `(?P<path>[^`]+)` \| "
                  r"`(?P<commit>[0-9a-f]{40})` \|[^|]*\| (?P<kib>\d+) KiB \|")
 
 
