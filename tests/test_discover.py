@@ -107,3 +107,37 @@ def test_a_folder_changed_just_before_its_listing_is_listed_again(tmp_path: Path
     assert listings.get(str(root), os.stat(root)) is None
     (root / "two.jsonl").write_text("{}\n")
     assert len(_walk(root, listings)) == 2
+
+
+def test_a_kept_walk_is_redone_by_stat_alone_as_a_fresh_walk_would_find_it(tmp_path: Path) -> None:
+    """With every folder's listing kept, the next walk only stats what the last one did
+    (Listings.again): a journal grown, or touched to another time, is seen and ordered as a fresh
+    walk orders it; a folder that changed, or a name that now holds another file, makes a walk."""
+    root = tmp_path / "root"
+    for folder in (root / "a" / "deep", root / "b"):
+        folder.mkdir(parents=True)
+    paths = [root / "a" / "one.jsonl", root / "a" / "deep" / "two.jsonl", root / "b" / "three.jsonl"]
+    for n, path in enumerate(paths):
+        path.write_text("{}\n")
+        os.utime(path, ns=(10**18 + n, 10**18 + n))
+    listings = Listings(racy_ns=0)
+    walked = [(p, st.st_mtime_ns) for p, st in discover_stats([root], listings)]
+    assert listings.again(((str(root),), (os.path.realpath(root),))) is not None  # the walk is kept
+    assert listings.unchanged
+
+    def both() -> list[tuple[str, int]]:
+        kept = [(p, st.st_size, st.st_mtime_ns) for p, st in discover_stats([root], listings)]
+        assert kept == [(p, st.st_size, st.st_mtime_ns) for p, st in discover_stats([root])]
+        return [(p, size) for p, size, _ in kept]
+
+    assert [p for p, _ in both()] == [p for p, _ in walked] and listings.unchanged
+    with open(paths[0], "a") as handle:  # grows; its folder does not change
+        handle.write('{"more": 1}\n')
+    assert (str(paths[0]), 15) in both() and not listings.unchanged
+    os.utime(paths[0], ns=(1, 1))  # now the oldest: last
+    assert [p for p, _ in both()][-1] == str(paths[0])
+    assert both() and listings.unchanged
+    (root / "b" / "new.jsonl").write_text("{}\n")  # a kept folder changes: walked afresh
+    assert str(root / "b" / "new.jsonl") in [p for p, _ in both()]
+    os.rename(paths[2], root / "b" / "gone.jsonl")
+    assert str(paths[2]) not in [p for p, _ in both()]

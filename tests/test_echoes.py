@@ -132,6 +132,18 @@ def test_in_its_own_session_a_copy_is_one_that_names_the_entry_it_quotes() -> No
     assert copies([restated, original], texts) == {2: 1}
 
 
+def test_an_entry_is_named_by_one_word_holding_its_short_id() -> None:
+    """Naming is looked for within words: a hostile id with a space in its first eight characters
+    is not named by text that holds them across two words, and is by one word holding them."""
+    original = _hit(1, "assistant", 100, "same")
+    original.entry_id = "ab cd123-rest"
+    restated = _hit(2, "assistant", 200, "same")
+    assert copies([restated, original], {1: QUOTED, 2: f"entry ab cd123: {QUOTED}"}) == {}
+    original.entry_id = "abcd1234-rest"
+    assert copies([restated, original], {1: QUOTED, 2: f"entry (abcd1234…): {QUOTED}"}) == {2: 1}
+    assert copies([restated, original], {1: QUOTED, 2: f"entry abcd 1234: {QUOTED}"}) == {}
+
+
 def test_a_copy_is_found_wherever_the_run_lies_in_the_original_and_only_word_for_word() -> None:
     """The original's runs are hashed once per search and compared by hash first: a run deep in a
     long original (after a repeat of itself cut short) is still found, whichever of several

@@ -11,11 +11,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from journal_index.agent import freshness
 from journal_index.agent.freshness import Freshener, Scans, nothing_to_do, pending
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Root
 from journal_index.indexing.backfill import Lease
-from journal_index.indexing.indexer import discover, index_file, index_files
+from journal_index.indexing.indexer import Listings, discover, index_file, index_files, unread_bytes
 from tests.test_mcp import RawServer, initialize
 from tests.test_tool import append_user, journal_of
 
@@ -138,6 +139,43 @@ def test_pending_with_what_the_last_call_kept_answers_as_a_fresh_look(store: Sto
     assert same()[:2] == (0, 0)
     append_user(grown, "and the numbat", "feed0102")
     assert same() == (1, 0, len(grown.read_bytes().splitlines()[-1]) + 1, [str(grown)])
+
+
+def test_pending_answers_again_only_while_every_journal_and_the_index_are_as_they_were(
+        store: Store, sessions_root: Path, monkeypatch: Any) -> None:
+    """With every folder's listing kept, the last answer is given again while no journal's stat,
+    no stamp of the index and no journal skipped changed (nothing is compared journal by
+    journal then); any of them changing makes a fresh answer."""
+    roots = [Root(sessions_root)]
+    index_files(store, discover(roots), roots=roots)
+    scans = Scans()
+    scans.listings = Listings(racy_ns=0)  # keep even what changed a moment ago
+    compared = []
+    monkeypatch.setattr(freshness, "unread_bytes", lambda *a: compared.append(1) or unread_bytes(*a))
+
+    def kept(skip: list[str] | None = None) -> tuple[int, int, int, list[str]]:
+        compared.clear()
+        answer, fresh = pending(store, roots, skip or [], scans=scans), pending(store, roots, skip or [])
+        assert (answer.grown, answer.unseen, answer.bytes, answer.paths) == (fresh.grown, fresh.unseen, fresh.bytes,
+                                                                             fresh.paths)
+        return answer.grown, answer.unseen, answer.bytes, answer.paths
+
+    def again(skip: list[str] | None = None) -> tuple[int, int, int, list[str]]:
+        answer = kept(skip)
+        assert len(compared) == len(discover(roots)), "the answer was made again"  # the fresh look's alone
+        return answer
+
+    kept()
+    assert again()[:2] == (0, 0)
+    grown = journal_of(sessions_root, OTHER_BE_SESSION)
+    append_user(grown, "the quokka migration plan", "feed0100")
+    assert kept()[:2] == (1, 0)
+    assert again()[:2] == (1, 0)
+    assert kept([str(grown)])[:2] == (0, 0)  # the caller's own journal now
+    assert kept()[:2] == (1, 0)
+    index_file(store, str(grown), [Root(sessions_root)])  # the index's stamps change
+    assert kept()[:2] == (0, 0)
+    assert again()[:2] == (0, 0)
 
 
 def _wait(condition: Any, seconds: float = SECONDS) -> None:

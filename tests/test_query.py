@@ -626,3 +626,37 @@ def test_a_reader_resolves_paths_as_realpath_does_and_keeps_them_inside_the_root
         assert reader.resolve(str(path)) == (real if real.startswith(real_root) else None), path
     assert reader.resolve(str(root / "via" / "one.jsonl")) == os.path.realpath(root / "a" / "one.jsonl")
     assert reader.resolve(str(root / "a" / "out.jsonl")) is None
+
+
+def _light_by_rank_then_scope(store: Store, expression: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+    """What light() gives, the slow way: every match ranked by FTS5 (equal ranks by rowid), then the scope."""
+    where, params = filters.sql()
+    rows = store.rows("SELECT entries_fts.rowid, -bm25(entries_fts) FROM entries_fts JOIN entries e "
+                      "ON e.rowid = entries_fts.rowid JOIN files f ON f.id = e.file_id "
+                      f"WHERE entries_fts MATCH ? AND {where} ORDER BY rank", [expression, *params])
+    return [(int(r), float(s)) for r, s in rows[:limit]]
+
+
+@pytest.mark.parametrize("limit", [1, 3, 200])
+@pytest.mark.parametrize("words", ["the", "alembic", "error", "test OR the"])
+def test_light_candidates_of_a_scope_are_its_best_matches_by_rank(indexed_store: Store,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  words: str, limit: int) -> None:
+    # A narrow scope is scored after filtering (read_sql.light): same rows, same order, ties by rowid.
+    monkeypatch.setattr(read_sql, "LIGHT_LIMIT", limit)
+    for kind in ("project", "global"):
+        filters = Filters(resolve_scope(indexed_store, kind, BE))
+        got = [(h.rowid, h.score) for h in read_sql.light(indexed_store, words, filters)]
+        assert got == _light_by_rank_then_scope(indexed_store, words, filters, limit)
+
+
+def test_held_is_the_candidates_matching_in_either_table(indexed_store: Store) -> None:
+    everything = {int(r[0]) for r in indexed_store.rows("SELECT rowid FROM entries")}
+    some = set(sorted(everything)[::3])
+    for phrases in ([["alembic"]], [["the"]], [["alembic", "heads"], ["error"]], [["xylophonequartz"]]):
+        light = {int(r[0]) for r in indexed_store.rows("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?",
+                                                       (read_sql.light_expression(phrases),))}
+        bulk = {int(r[0]) for r in indexed_store.rows("SELECT rowid FROM entries_bulk WHERE entries_bulk MATCH ?",
+                                                      (read_sql.bulk_expression(phrases),))}
+        assert read_sql.held(indexed_store, phrases, some) == (light | bulk) & some
+        assert read_sql.held(indexed_store, phrases, set()) == set()

@@ -17,6 +17,7 @@ installed, a pass that held the lease then embeds what was said for a few second
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import threading
@@ -95,6 +96,9 @@ class Scans:
         self.listings = Listings()
         self._stamps: dict[str, index_sql.FileStamp] = {}
         self._as_of: tuple[Store, int, int] | None = None
+        # The last answer, and what it was made of: the same again while the roots, the stamps,
+        # the journals skipped and every journal's stat are (Listings.unchanged).
+        self.answered: tuple[list[Root], dict[str, index_sql.FileStamp], set[str], Pending] | None = None
 
     def stamps(self, store: Store) -> dict[str, index_sql.FileStamp]:
         as_of = (store, int(store.value("PRAGMA data_version", default=0)), store.conn.total_changes())
@@ -108,10 +112,18 @@ def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = (), scans
     """Journals under ``roots`` (but ``skip``) that the index does not hold as they are now
     (``scans``: what the last call kept, so that only what changed is looked at again)."""
     rooted = [r for r in roots if r.path.is_dir()]
+    answered = None
+    if scans is not None:  # the last answer is kept again only once this one is made
+        answered, scans.answered = scans.answered, None
     # Once per call of the agent tool: one walk that keeps each journal's stat, one query.
     found = discover_stats(rooted, scans.listings if scans is not None else None)
     known = scans.stamps(store) if scans is not None else index_sql.file_stamps(store)
     skipped = {os.path.abspath(p) for p in skip}
+    if scans is not None and answered is not None and scans.listings.unchanged:
+        roots_then, known_then, skipped_then, answer = answered
+        if roots_then == rooted and known_then is known and skipped_then == skipped:
+            scans.answered = answered
+            return dataclasses.replace(answer, paths=list(answer.paths))
     out = Pending()
     for path, st in found:
         stamp = known.get(path)
@@ -126,6 +138,8 @@ def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = (), scans
             continue
         out.bytes += size
         out.paths.append(path)
+    if scans is not None:
+        scans.answered = (rooted, known, skipped, dataclasses.replace(out, paths=list(out.paths)))
     return out
 
 

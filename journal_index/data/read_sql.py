@@ -16,6 +16,7 @@ One of the three modules that hold SQL (with :mod:`journal_index.data.store` and
 
 from __future__ import annotations
 
+import json
 import math
 import weakref
 from collections.abc import Callable, Sequence
@@ -104,9 +105,13 @@ def light(store: Store, expression: str, filters: Filters) -> list[Hit]:
     SCORE_WINDOW (bm25 is computed for each match scored)."""
     where, params = filters.sql()
     low = _window(store, "entries_fts", expression)
-    sql = (f"SELECT {HIT_COLUMNS}, -bm25(entries_fts) FROM entries_fts "
+    # ORDER BY rank makes FTS5 score every match before the scope is applied; a project's or a
+    # session's few matches are cheaper scored after it (then SQLite sorts). Same rows either
+    # way: FTS5 orders equal ranks by rowid, as the second key here does.
+    order = "rank" if filters.scope.kind == "global" else "light_score DESC, entries_fts.rowid"
+    sql = (f"SELECT {HIT_COLUMNS}, -bm25(entries_fts) AS light_score FROM entries_fts "
            "JOIN entries e ON e.rowid = entries_fts.rowid JOIN files f ON f.id = e.file_id "
-           f"WHERE entries_fts MATCH ? AND entries_fts.rowid >= ? AND {where} ORDER BY rank LIMIT {LIGHT_LIMIT}")
+           f"WHERE entries_fts MATCH ? AND entries_fts.rowid >= ? AND {where} ORDER BY {order} LIMIT {LIGHT_LIMIT}")
     return hits_of(store.rows(sql, [expression, low, *params]))
 
 
@@ -120,18 +125,19 @@ def bulk(store: Store, expression: str, filters: Filters) -> list[tuple[Hit, int
 
 
 def held(store: Store, phrases: list[list[str]], rowids: set[int]) -> set[int]:
-    """Which of the candidates hold any of the phrases (in either table). The matches from the
-    lowest candidate on are read and intersected here: FTS5 reads a doclist in about a
-    millisecond, while asking it about each candidate (rowid IN …) costs a seek per candidate."""
+    """Which of the candidates hold any of the phrases (in either table). The matches between the
+    lowest and the highest candidate are read whole: FTS5 reads a doclist in about a millisecond,
+    while asking it about each candidate (rowid IN …) costs a seek per candidate."""
     if not rowids:
         return set()
-    low = min(rowids)
-    rows: set[int] = set()
-    for table, expression in (("entries_fts", light_expression(phrases)),
-                              ("entries_bulk", bulk_expression(phrases))):
-        rows |= {r[0] for r in store.conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid >= ?", (expression, low))}
-    return rows & rowids
+    # The intersection is made by SQLite (each doclist read once into an index of its own, the
+    # candidates looked up in it), so only the candidates held come back to Python, not every match.
+    sql = ("SELECT value FROM json_each(?1) WHERE "
+           "value IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?2 AND rowid BETWEEN ?4 AND ?5) OR "
+           "value IN (SELECT rowid FROM entries_bulk WHERE entries_bulk MATCH ?3 AND rowid BETWEEN ?4 AND ?5)")
+    candidates = json.dumps(list(rowids))
+    return {int(r[0]) for r in store.conn.execute(
+        sql, (candidates, light_expression(phrases), bulk_expression(phrases), min(rowids), max(rowids)))}
 
 
 def reply_to(store: Store, question: Hit) -> Hit | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from journal_index.data import index_sql
@@ -217,17 +218,38 @@ RACY_NS = 2_000_000_000
 Listed = list[tuple[str, str, bool, bool]]
 
 
+# A file as a walk saw it: (device, inode, size, mtime, ctime).
+Signature = tuple[int, int, int, int, int]
+
+
+@dataclass
+class _Walk:
+    """A whole walk whose every folder's listing was kept: enough to redo it with one stat per
+    folder and per file, as long as no folder changed and no path names another file."""
+
+    key: tuple[tuple[str, ...], tuple[str, ...]]  # the roots and their real paths
+    folders: list[tuple[str, tuple[int, int, int, int]]]  # each folder walked, with its stamp
+    paths: list[str]  # each file stat'ed, in walk order...
+    signatures: list[Signature]  # ...as it was then
+    found: list[int]  # those found (one name per real file), as indexes into ``paths``, in order
+
+
 class Listings:
     """Folder listings kept from one walk to the next (the agent tool walks the roots on every
     call). A folder whose device, inode, mtime and ctime are what they were when it was listed,
     and that had not changed for RACY_NS before that, holds the same names: only its journals are
     stat'ed again. A folder holding a symlink is listed afresh every time (where the link leads
-    may change while the folder does not)."""
+    may change while the folder does not).
+
+    When every folder's listing was kept, the whole walk is kept too (:meth:`again`): the next
+    one only stats what it stat'ed, and ``unchanged`` says whether every file is as it was."""
 
     def __init__(self, racy_ns: int = RACY_NS) -> None:
         self.racy_ns = racy_ns
         self._kept: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
         self._next: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
+        self._walk: _Walk | None = None
+        self.unchanged = False  # the last walk found every file as the one before it
 
     @staticmethod
     def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -240,16 +262,46 @@ class Listings:
         self._next[folder] = kept
         return kept[1]
 
-    def put(self, folder: str, st: os.stat_result, listed_at_ns: int, listed: Listed) -> None:
+    def put(self, folder: str, st: os.stat_result, listed_at_ns: int, listed: Listed) -> bool:
+        """Keep a folder's listing, unless it holds a symlink or changed too recently; whether kept."""
         if any(linked for *_, linked in listed):
-            return
+            return False
         if max(st.st_mtime_ns, st.st_ctime_ns) > listed_at_ns - self.racy_ns:
-            return
+            return False
         self._next[folder] = (self._stamp(st), listed)
+        return True
 
-    def walked(self) -> None:
-        """A walk ended: keep what it saw (folders gone or changed drop out)."""
+    def walked(self, walk: _Walk | None = None) -> None:
+        """A walk ended: keep what it saw (folders gone or changed drop out), and the walk itself
+        when every folder's listing was kept."""
         self._kept, self._next = self._next, {}
+        self._walk, self.unchanged = walk, False
+
+    def again(self, key: tuple[tuple[str, ...], tuple[str, ...]]) -> list[tuple[str, os.stat_result]] | None:
+        """The last walk's result as the files are now, or None when a walk must be made: no
+        walk is kept for these roots, a folder changed (so its names may have), or a path names
+        another file (a name may now be the first of its file, or the second)."""
+        walk = self._walk
+        if walk is None or walk.key != key:
+            return None
+        for folder, stamp in walk.folders:
+            try:
+                if self._stamp(os.stat(folder)) != stamp:
+                    return None
+            except OSError:
+                return None
+        try:
+            stats = list(map(os.stat, walk.paths))  # the loop in C: one stat is most of a file's cost
+        except OSError:
+            return None
+        signatures = [(s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns) for s in stats]
+        self.unchanged = signatures == walk.signatures
+        if not self.unchanged:
+            if any(now[:2] != then[:2] for now, then in zip(signatures, walk.signatures, strict=True)):
+                return None
+            walk.found.sort(key=lambda i: (-signatures[i][3], walk.paths[i]))  # as a walk orders them
+            walk.signatures = signatures
+        return [(walk.paths[i], stats[i]) for i in walk.found]
 
 
 def _listing(folder: str) -> Listed:
@@ -277,8 +329,18 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
     """
     rooted = [r for r in as_roots(roots) if r.path.is_dir()]
     real_roots = [os.path.realpath(r.path) for r in rooted]
-    by_file: dict[tuple[int, int], tuple[int, str, os.stat_result]] = {}
+    key = (tuple(os.fspath(r.path) for r in rooted), tuple(real_roots))
+    if listings is not None:
+        again = listings.again(key)
+        if again is not None:
+            return again
+    by_file: dict[tuple[int, int], tuple[int, str, os.stat_result, int]] = {}
     seen_dirs: set[tuple[int, int]] = set()
+    # What a walk saw, kept to redo it cheaply (Listings.again) while every listing is kept.
+    whole = listings is not None
+    folders_seen: list[tuple[str, tuple[int, int, int, int]]] = []
+    files_seen: list[str] = []
+    signatures: list[Signature] = []
     for root in rooted:
         folder = os.fspath(root.path)
         stack = [(folder, os.path.realpath(folder))]  # depth first, folders in name order, as os.walk
@@ -287,20 +349,24 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
             try:
                 st = os.stat(dirpath)
             except OSError:
+                whole = False
                 continue
-            key = (st.st_dev, st.st_ino)
-            if key in seen_dirs or not _within(real_dir, real_roots):
+            dir_key = (st.st_dev, st.st_ino)
+            if dir_key in seen_dirs or not _within(real_dir, real_roots):
+                whole = False
                 continue  # a loop, a second way to one folder, or a link out of the roots
-            seen_dirs.add(key)
+            seen_dirs.add(dir_key)
+            folders_seen.append((dirpath, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)))
             listed = listings.get(dirpath, st) if listings is not None else None
             if listed is None:
                 listed_at = time.time_ns()
                 try:
                     listed = _listing(dirpath)
                 except OSError:
+                    whole = False
                     continue
                 if listings is not None:
-                    listings.put(dirpath, st, listed_at, listed)
+                    whole = listings.put(dirpath, st, listed_at, listed) and whole
             folders = []
             real_prefix = real_dir.rstrip(os.sep) + os.sep
             for name, full, is_dir, linked in listed:
@@ -315,15 +381,18 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
                 try:
                     fst = os.stat(full)
                 except OSError:
+                    whole = False
                     continue
+                files_seen.append(full)
+                signatures.append((fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns))
                 file_key = (fst.st_dev, fst.st_ino)
                 kept = by_file.get(file_key)
                 # The first name of a file, unless its own (real) path comes later; the real path
                 # of a plain entry is made only when a second name is seen.
                 if kept is None or (kept[1] != (real := real or real_prefix + name) and full == real):
-                    by_file[file_key] = (fst.st_mtime_ns, full, fst)
+                    by_file[file_key] = (fst.st_mtime_ns, full, fst, len(files_seen) - 1)
             stack.extend(reversed(folders))
-    if listings is not None:
-        listings.walked()
     found = sorted(by_file.values(), key=lambda item: (-item[0], item[1]))
-    return [(path, st) for _, path, st in found]
+    if listings is not None:
+        listings.walked(_Walk(key, folders_seen, files_seen, signatures, [i for *_, i in found]) if whole else None)
+    return [(path, st) for _, path, st, _ in found]

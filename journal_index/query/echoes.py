@@ -37,15 +37,15 @@ SHORT_ID = 8  # an entry id is named by at least its first 8 characters (as peop
 TextOf = Callable[[Hit], str | None]
 
 
-def _runs(words: list[str]) -> dict[int, int]:
-    """hash of each run of RUN_WORDS words long enough → where the run starts."""
+def _runs(words: list[str], ordered: list[int]) -> dict[int, int]:
+    """hash of each run of RUN_WORDS words long enough → where the run starts (``ordered``: the
+    hash of every run, :func:`_run_hashes`)."""
     if len(words) < RUN_WORDS:
         return {}
     lengths = [len(w) for w in words]
-    # zip over shifted lists: the runs are built and hashed in C, not word by word in Python
-    runs = map(hash, zip(*(words[i:] for i in range(RUN_WORDS)), strict=False))
+    # zip over shifted lists: the run lengths are summed in C, not word by word in Python
     sizes = map(sum, zip(*(lengths[i:] for i in range(RUN_WORDS)), strict=False))
-    return {run: start for start, (run, size) in enumerate(zip(runs, sizes, strict=False))
+    return {run: start for start, (run, size) in enumerate(zip(ordered, sizes, strict=False))
             if size + RUN_WORDS - 1 >= RUN_CHARS}
 
 
@@ -66,20 +66,32 @@ def _copied(copy: list[str], runs: dict[int, int], original: list[str], hashes: 
     return False
 
 
+def _names(text: str, named: str) -> bool:
+    """Does a word of ``text`` hold ``named``? Without whitespace in it, that is: does the text."""
+    if named.split() == [named]:
+        return named in text
+    return any(named in word for word in text.split())
+
+
 def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
     """id() of each copy among the first ``limit`` hits → the oldest candidate of the first
     WINDOW it repeats and that ranks below it."""
     window = ranked[:WINDOW]
-    position = {id(h): n for n, h in enumerate(window)}
-    copies = [h for h in window[:limit] if h.kind in COPY_KINDS and h.ts is not None]
+    copies = [(n, h) for n, h in enumerate(window[:limit]) if h.kind in COPY_KINDS and h.ts is not None]
     if not copies:
         return {}
+    texts: dict[int, str] = {}
     words: dict[int, list[str]] = {}
-    hashed: dict[int, tuple[list[int], set[int]]] = {}  # each original's runs, hashed once per search
+    hashed: dict[int, tuple[list[int], set[int]]] = {}  # each text's runs, hashed once per search
+
+    def text_of_hit(hit: Hit) -> str:
+        if id(hit) not in texts:
+            texts[id(hit)] = text_of(hit) or ""
+        return texts[id(hit)]
 
     def words_of(hit: Hit) -> list[str]:
         if id(hit) not in words:
-            words[id(hit)] = (text_of(hit) or "").split()
+            words[id(hit)] = text_of_hit(hit).split()
         return words[id(hit)]
 
     def hashes_of(hit: Hit) -> tuple[list[int], set[int]]:
@@ -91,17 +103,17 @@ def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
     def may_copy(copy: Hit, original: Hit) -> bool:
         if copy.session_id != original.session_id:
             return True
-        named = original.entry_id[:SHORT_ID]
-        return any(named in word for word in words_of(copy))
+        return _names(text_of_hit(copy), original.entry_id[:SHORT_ID])
 
     found: dict[int, Hit] = {}
-    for copy in copies:
+    for n, copy in copies:
         when = copy.ts or 0
-        below = sorted((h for h in window if position[id(h)] > position[id(copy)] and h.ts is not None
-                        and h.ts < when and h.entry_id != copy.entry_id), key=lambda h: h.ts or 0)
+        # those ranked below it (in rank order, then oldest first: sorted keeps ties in that order)
+        below = sorted((h for h in window[n + 1:] if h.ts is not None and h.ts < when and h.entry_id != copy.entry_id),
+                       key=lambda h: h.ts or 0)
         if not below:
             continue
-        runs = _runs(words_of(copy))
+        runs = _runs(words_of(copy), hashes_of(copy)[0])
         if not runs:
             continue
         for original in below:
