@@ -150,8 +150,13 @@ def test_pending_answers_again_only_while_every_journal_and_the_index_are_as_the
     index_files(store, discover(roots), roots=roots)
     scans = Scans()
     scans.listings = Listings(racy_ns=0)  # keep even what changed a moment ago
-    compared = []
-    monkeypatch.setattr(freshness, "unread_bytes", lambda *a: compared.append(1) or unread_bytes(*a))
+    compared: list[int] = []
+
+    def counted_unread_bytes(*args: Any) -> Any:
+        compared.append(1)
+        return unread_bytes(*args)
+
+    monkeypatch.setattr(freshness, "unread_bytes", counted_unread_bytes)
 
     def kept(skip: list[str] | None = None) -> tuple[int, int, int, list[str]]:
         compared.clear()
