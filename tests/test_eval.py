@@ -158,7 +158,9 @@ def test_the_fresh_sets_sources_name_every_transcript_its_questions_use() -> Non
     from SOURCES.md, so that table must list (parseably) every file a question points into."""
     from tests.eval.restore_fresh import rows
 
-    listed = {row["file"].removeprefix("claude/") for row in rows()}
-    used = {e["file"] for q in load_all_questions("fresh-claude") for e in q["expected"]}
-    assert len(listed) == 8 and used and used <= listed
+    listed = {row["file"] for row in rows()}
+    assert len(listed) == 14
+    for corpus, part in (("fresh-claude", "claude"), ("fresh-codex", "codex")):
+        used = {f"{part}/{e['file']}" for q in load_all_questions(corpus) for e in q["expected"]}
+        assert used and used <= listed, corpus
     assert all(len(row["commit"]) == 40 and int(row["kib"]) > 0 for row in rows())

@@ -32,8 +32,9 @@ EVAL_NOW_MS = 1_796_083_200_000  # 2026-12-01T00:00:00Z
 # The training transcripts end 2026-07-22 (Claude Code) and 2026-07-24 (Codex): three weeks later.
 NOW_TRAIN_CLAUDE = 1_786_492_800_000  # 2026-08-12
 NOW_TRAIN_CODEX = 1_786_665_600_000  # 2026-08-14
-# The fresh held-out transcripts (Claude Code only) end 2026-03-21: three weeks later.
+# The fresh held-out transcripts end 2026-03-21 (Claude Code) and 2026-02-02 (Codex): three weeks later.
 NOW_FRESH_CLAUDE = 1_775_865_600_000  # 2026-04-11
+NOW_FRESH_CODEX = 1_771_804_800_000  # 2026-02-23
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,8 @@ def corpora() -> dict[str, Corpus]:
                               _jsonl_under(TRAIN_AGENTS / "codex", "."), now_ms=NOW_TRAIN_CODEX),
         "fresh-claude": Corpus("fresh-claude", "claude", FRESH / "claude",
                                _jsonl_under(FRESH / "claude", "."), now_ms=NOW_FRESH_CLAUDE),
+        "fresh-codex": Corpus("fresh-codex", "codex", FRESH / "codex",
+                              _jsonl_under(FRESH / "codex", "."), now_ms=NOW_FRESH_CODEX),
     }
 
 
