@@ -32,6 +32,7 @@ from journal_index.data import index_sql
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Root, choose_format, open_journal
 from journal_index.indexing import backfill
+from journal_index.indexing.folder_watch import FolderWatch
 from journal_index.indexing.indexer import NOT_INDEXED, Listings, discover_stats, unread_bytes
 from journal_index.indexing.journal_blocks import HEAD_BYTES
 from journal_index.semantic import fusion
@@ -93,7 +94,8 @@ class Scans:
     ``PRAGMA data_version``, one of this connection its ``total_changes``)."""
 
     def __init__(self) -> None:
-        self.listings = Listings()
+        # Watched folders: while the kernel reports nothing in them, no journal is stat'ed again.
+        self.listings = Listings(watch=FolderWatch())
         self._stamps: dict[str, index_sql.FileStamp] = {}
         self._as_of: tuple[Store, int, int] | None = None
         # The last answer, and what it was made of: the same again while the roots, the stamps,
@@ -115,10 +117,10 @@ def pending(store: Store, roots: Iterable[Root], skip: Iterable[str] = (), scans
     answered = None
     if scans is not None:  # the last answer is kept again only once this one is made
         answered, scans.answered = scans.answered, None
-    # Once per call of the agent tool: one walk that keeps each journal's stat, one query.
-    found = discover_stats(rooted, scans.listings if scans is not None else None)
-    known = scans.stamps(store) if scans is not None else index_sql.file_stamps(store)
     skipped = {os.path.abspath(p) for p in skip}
+    # Once per call of the agent tool: one walk that keeps each journal's stat, one query.
+    found = discover_stats(rooted, scans.listings if scans is not None else None, frozenset(skipped))
+    known = scans.stamps(store) if scans is not None else index_sql.file_stamps(store)
     if scans is not None and answered is not None and scans.listings.unchanged:
         roots_then, known_then, skipped_then, answer = answered
         if roots_then == rooted and known_then is known and skipped_then == skipped:

@@ -20,6 +20,7 @@ from pathlib import Path
 from journal_index.data import index_sql
 from journal_index.data.store import Store
 from journal_index.formats import Root
+from journal_index.indexing.folder_watch import FolderWatch
 from journal_index.indexing.journal_pass import (
     FileResult,
     IndexReport,
@@ -232,6 +233,7 @@ class _Walk:
     paths: list[str]  # each file stat'ed, in walk order...
     signatures: list[Signature]  # ...as it was then
     found: list[int]  # those found (one name per real file), as indexes into ``paths``, in order
+    stats: list[os.stat_result]  # each file's stat, as ``signatures`` sums it up
 
 
 class Listings:
@@ -242,10 +244,13 @@ class Listings:
     may change while the folder does not).
 
     When every folder's listing was kept, the whole walk is kept too (:meth:`again`): the next
-    one only stats what it stat'ed, and ``unchanged`` says whether every file is as it was."""
+    one only stats what it stat'ed, and ``unchanged`` says whether every file is as it was. Given
+    a :class:`FolderWatch`, the next one stats nothing at all while the kernel reports nothing
+    in the walk's folders since the last look."""
 
-    def __init__(self, racy_ns: int = RACY_NS) -> None:
+    def __init__(self, racy_ns: int = RACY_NS, watch: FolderWatch | None = None) -> None:
         self.racy_ns = racy_ns
+        self.watch = watch
         self._kept: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
         self._next: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
         self._walk: _Walk | None = None
@@ -276,14 +281,22 @@ class Listings:
         when every folder's listing was kept."""
         self._kept, self._next = self._next, {}
         self._walk, self.unchanged = walk, False
+        if walk is not None and self.watch is not None:
+            self.watch.watch((folder, stamp[0], stamp[1]) for folder, stamp in walk.folders)
 
-    def again(self, key: tuple[tuple[str, ...], tuple[str, ...]]) -> list[tuple[str, os.stat_result]] | None:
+    def again(self, key: tuple[tuple[str, ...], tuple[str, ...]],
+              ignore_writes: frozenset[str] = frozenset()) -> list[tuple[str, os.stat_result]] | None:
         """The last walk's result as the files are now, or None when a walk must be made: no
         walk is kept for these roots, a folder changed (so its names may have), or a path names
-        another file (a name may now be the first of its file, or the second)."""
+        another file (a name may now be the first of its file, or the second). While the watch
+        reports nothing since the last look (writes to ``ignore_writes`` aside: their stats are
+        then the last ones), that is the last result itself."""
         walk = self._walk
         if walk is None or walk.key != key:
             return None
+        if self.watch is not None and self.watch.quiet(ignore_writes):
+            self.unchanged = True
+            return [(walk.paths[i], walk.stats[i]) for i in walk.found]
         for folder, stamp in walk.folders:
             try:
                 if self._stamp(os.stat(folder)) != stamp:
@@ -301,6 +314,7 @@ class Listings:
                 return None
             walk.found.sort(key=lambda i: (-signatures[i][3], walk.paths[i]))  # as a walk orders them
             walk.signatures = signatures
+        walk.stats = stats
         return [(walk.paths[i], stats[i]) for i in walk.found]
 
 
@@ -318,20 +332,22 @@ def _listing(folder: str) -> Listed:
     return out
 
 
-def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
-                   listings: Listings | None = None) -> list[tuple[str, os.stat_result]]:
+def discover_stats(roots: Iterable[Root | str | os.PathLike[str]], listings: Listings | None = None,
+                   ignore_writes: frozenset[str] = frozenset()) -> list[tuple[str, os.stat_result]]:
     """:func:`discover`, with each file's ``stat`` as it was seen (so that a caller comparing
     sizes with the index need not stat every journal a second time).
 
     The agent tool runs this on every call, so it avoids ``realpath`` per file (the real path of
     an entry that is not a symlink is its folder's real path joined with its name) and, given
-    ``listings``, lists again only the folders that changed since its last walk.
+    ``listings``, lists again only the folders that changed since its last walk. Writes to
+    ``ignore_writes`` (journals the caller leaves aside) do not count as a change: their stats
+    may then be those of the last walk.
     """
     rooted = [r for r in as_roots(roots) if r.path.is_dir()]
     real_roots = [os.path.realpath(r.path) for r in rooted]
     key = (tuple(os.fspath(r.path) for r in rooted), tuple(real_roots))
     if listings is not None:
-        again = listings.again(key)
+        again = listings.again(key, ignore_writes)
         if again is not None:
             return again
     by_file: dict[tuple[int, int], tuple[int, str, os.stat_result, int]] = {}
@@ -341,6 +357,7 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
     folders_seen: list[tuple[str, tuple[int, int, int, int]]] = []
     files_seen: list[str] = []
     signatures: list[Signature] = []
+    stats_seen: list[os.stat_result] = []
     for root in rooted:
         folder = os.fspath(root.path)
         stack = [(folder, os.path.realpath(folder))]  # depth first, folders in name order, as os.walk
@@ -385,6 +402,7 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
                     continue
                 files_seen.append(full)
                 signatures.append((fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns))
+                stats_seen.append(fst)
                 file_key = (fst.st_dev, fst.st_ino)
                 kept = by_file.get(file_key)
                 # The first name of a file, unless its own (real) path comes later; the real path
@@ -394,5 +412,6 @@ def discover_stats(roots: Iterable[Root | str | os.PathLike[str]],
             stack.extend(reversed(folders))
     found = sorted(by_file.values(), key=lambda item: (-item[0], item[1]))
     if listings is not None:
-        listings.walked(_Walk(key, folders_seen, files_seen, signatures, [i for *_, i in found]) if whole else None)
+        listings.walked(_Walk(key, folders_seen, files_seen, signatures, [i for *_, i in found], stats_seen)
+                        if whole else None)
     return [(path, st) for _, path, st, _ in found]
