@@ -82,14 +82,19 @@ def test_nothing_is_stated_again_while_the_folders_are_quiet_and_a_write_anywher
 
 def test_the_answer_is_the_one_of_a_look_from_scratch_after_any_change(
         store: Store, watchable: Path, monkeypatch: Any) -> None:
-    """Seeded random changes to the tree (appends, new journals and folders, renames, rewrites,
-    removals, a touch) and indexing in between: each answer equals a look without anything kept."""
+    """Seeded random changes to the tree (appends, the caller's own included, new journals and
+    folders, renames, rewrites, removals, a touch, another journal becoming the caller's) and
+    indexing in between: each answer equals a look without anything kept."""
     roots = [Root(watchable)]
     index_files(store, discover(roots), roots=roots)
     current = discover(roots)[0]
     scans = watched_scans()
     rng = random.Random(SEED)
     made = 0
+
+    def switch_current() -> None:  # the caller's journal is another one now
+        nonlocal current
+        current = rng.choice(discover(roots))
 
     def some_journal() -> Path:
         return Path(rng.choice([p for p in discover(roots) if p != current]))
@@ -112,6 +117,8 @@ def test_the_answer_is_the_one_of_a_look_from_scratch_after_any_change(
     changes: list[Callable[[], object]] = [
         lambda: append_user(some_journal(), "more words", f"feed{rng.randrange(10**4):04d}"),
         lambda: append_user(Path(current), "the caller speaks", f"feed{rng.randrange(10**4):04d}"),
+        lambda: append_user(Path(current), "the caller speaks", f"feed{rng.randrange(10**4):04d}"),
+        switch_current,
         lambda: new_journal(watchable / rng.choice(sorted(os.listdir(watchable)))),
         lambda: new_journal(watchable / f"--home-dev-new{made}--"),
         lambda: some_journal().unlink(),
@@ -120,7 +127,7 @@ def test_the_answer_is_the_one_of_a_look_from_scratch_after_any_change(
         lambda: index_file(store, str(some_journal()), roots),
         lambda: None,
     ]
-    for _ in range(40):
+    for _ in range(80):
         rng.choice(changes)()
         kept = answer(pending(store, roots, [current], scans))
         assert kept == answer(pending(store, roots, [current]))

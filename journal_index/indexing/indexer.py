@@ -251,6 +251,7 @@ class Listings:
     def __init__(self, racy_ns: int = RACY_NS, watch: FolderWatch | None = None) -> None:
         self.racy_ns = racy_ns
         self.watch = watch
+        self._ignored: frozenset[str] = frozenset()  # the writes the last look through the watch ignored
         self._kept: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
         self._next: dict[str, tuple[tuple[int, int, int, int], Listed]] = {}
         self._walk: _Walk | None = None
@@ -294,9 +295,14 @@ class Listings:
         walk = self._walk
         if walk is None or walk.key != key:
             return None
-        if self.watch is not None and self.watch.quiet(ignore_writes):
-            self.unchanged = True
-            return [(walk.paths[i], walk.stats[i]) for i in walk.found]
+        if self.watch is not None:
+            quiet = self.watch.quiet(ignore_writes)  # the events so far are consumed either way
+            # A journal whose writes were ignored has the stat of before them: once it is no
+            # longer ignored, it (and so every journal) is stat'ed again.
+            same_ignored, self._ignored = ignore_writes == self._ignored, ignore_writes
+            if quiet and same_ignored:
+                self.unchanged = True
+                return [(walk.paths[i], walk.stats[i]) for i in walk.found]
         for folder, stamp in walk.folders:
             try:
                 if self._stamp(os.stat(folder)) != stamp:
