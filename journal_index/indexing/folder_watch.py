@@ -82,8 +82,8 @@ class FolderWatch:
         self._folders: dict[str, tuple[int, int]] = {}  # folder -> (device, inode) watched
         self._by_wd: dict[int, str] = {}
         self._armed_since_look = False
-        if self.usable:
-            weakref.finalize(self, os.close, self._fd)
+        # Closing the descriptor drops its watches, which count against the user's limit.
+        self._close = weakref.finalize(self, os.close, self._fd) if self.usable else None
 
     def watch(self, folders: Iterable[tuple[str, int, int]]) -> None:
         """Watch exactly these (folder, device, inode): new ones are added, gone ones dropped."""
@@ -138,6 +138,8 @@ class FolderWatch:
         return True
 
     def _give_up(self) -> None:
-        """From now on the answer is always "something may have happened"."""
+        """From now on the answer is always "something may have happened"; the watches go."""
         self.usable = False
         self._folders.clear()
+        if self._close is not None:
+            self._close()
