@@ -53,9 +53,10 @@ def _libc() -> ctypes.CDLL | None:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     except OSError:
         return None
-    if not all(hasattr(libc, name) for name in ("inotify_init1", "inotify_add_watch", "statfs")):
+    if not all(hasattr(libc, name) for name in ("inotify_init1", "inotify_add_watch", "inotify_rm_watch", "statfs")):
         return None
     libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+    libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
     libc.statfs.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
     return libc
 
@@ -79,7 +80,7 @@ class FolderWatch:
     def __init__(self) -> None:
         self._fd = -1 if _LIBC is None else _LIBC.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         self.usable = self._fd >= 0
-        self._folders: dict[str, tuple[int, int]] = {}  # folder -> (device, inode) watched
+        self._folders: dict[str, tuple[int, int, int]] = {}  # folder -> (device, inode) watched, its wd
         self._by_wd: dict[int, str] = {}
         self._armed_since_look = False
         # Closing the descriptor drops its watches, which count against the user's limit.
@@ -90,10 +91,12 @@ class FolderWatch:
         if not self.usable or _LIBC is None:
             return
         wanted = {path: (dev, ino) for path, dev, ino in folders}
-        for path in [p for p in self._folders if p not in wanted]:
-            del self._folders[path]  # its watch stays until the kernel drops it: events only wake us
-        for path, ident in wanted.items():
-            if self._folders.get(path) == ident:
+        for path, (dev, ino, wd) in list(self._folders.items()):
+            if wanted.get(path) != (dev, ino):  # gone, or another folder under that name now
+                del self._folders[path], self._by_wd[wd]
+                _LIBC.inotify_rm_watch(self._fd, wd)  # fails harmlessly where the kernel dropped it
+        for path, (dev, ino) in wanted.items():
+            if path in self._folders:
                 continue
             if filesystem_type(path) not in LOCAL_FILESYSTEMS:
                 self._give_up()
@@ -102,7 +105,7 @@ class FolderWatch:
             if wd < 0:  # ENOSPC: the user's watch limit; ENOENT: gone meanwhile
                 self._give_up()
                 return
-            self._folders[path] = ident
+            self._folders[path] = (dev, ino, wd)
             self._by_wd[wd] = path
             self._armed_since_look = True
 
@@ -141,5 +144,6 @@ class FolderWatch:
         """From now on the answer is always "something may have happened"; the watches go."""
         self.usable = False
         self._folders.clear()
+        self._by_wd.clear()
         if self._close is not None:
             self._close()
