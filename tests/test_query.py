@@ -371,6 +371,22 @@ def test_a_verb_and_its_particle_are_one_phrase(store: Store, tmp_path: Path) ->
     assert [c.phrase for c in concepts[1:]] == [["queue"]]  # "up" is no concept of its own
 
 
+def test_a_question_in_french_looks_for_its_subject_not_its_glue(store: Store, tmp_path: Path) -> None:
+    """French function words are no concepts, and an elided article is no phrase with its word:
+    the entry holding "équipe" and "astreintes" answers, not the one full of "la", "de", "pour"."""
+    _session(tmp_path / "s" / "--w--" / "fr.jsonl", [
+        ("ff000001", "assistant", "Décision : notre équipe garde la rotation des astreintes chaque semaine."),
+        ("ff000002", "user", "Pour la doc, c'était quoi la page de la rotation ? On met les liens de la page "
+                             "dans le README, c'était plus simple pour les autres."),
+    ])
+    index_file(store, tmp_path / "s" / "--w--" / "fr.jsonl")
+    query = "c'était quoi la décision pour l'équipe de la rotation des astreintes ?"
+    concepts = ranking.concepts(parse(query), read_sql.stats(store), store, Reader(store).tokenize)
+    assert [c.phrase for c in concepts] == [["décision"], ["équipe"], ["rotation"], ["astreintes"]]
+    hits = search(store, query, Filters(resolve_scope(store, "global")), now=0).hits
+    assert [h.entry_id for h in hits][:1] == ["ff000001"]
+
+
 def test_how_did_we_fix_finds_the_reply_that_ends_the_request(store: Store, tmp_path: Path) -> None:
     """A request found for "how did we fix…" is answered by the reply that ends its turn, even
     when that reply shares few of the question's words."""

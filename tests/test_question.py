@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from journal_index.query.question import IMPLICIT_NOW, is_name, normalize, parse
+from journal_index.text.text_forms import is_stopword
 
 
 @pytest.mark.parametrize("raw, text", [
@@ -17,6 +18,13 @@ from journal_index.query.question import IMPLICIT_NOW, is_name, normalize, parse
     ("where're the logs", "where are the logs"),
     ("I'd rather not", "I would rather not"),
     ("session-manager.ts", "session-manager.ts"),
+    # French and Italian elision: the article goes; inversion is spelled apart
+    ("c'était quoi l'erreur d'import", "était quoi erreur import"),
+    ("qu'est-ce qu'on a décidé", "est ce on a décidé"),
+    ("a-t-on gardé l\u2019index dell'utente", "a on gardé index utente"),
+    ("avez-vous vu le add-on", "avez vous vu le add-on"),  # "add-on" is an English word
+    ("sed 's/a/b/' file", "sed 's/a/b/' file"),
+    ("follow-on work", "follow-on work"),
 ])
 def test_contractions_are_spelled_out(raw: str, text: str) -> None:
     assert normalize(raw) == text
@@ -78,3 +86,14 @@ def test_pairs_and_repeated_words() -> None:
     q = parse("roll back the roll")
     assert q.groups == [["roll"], ["back"], ["the"]]
     assert q.pairs[:2] == ["roll back", "back the"]
+
+
+@pytest.mark.parametrize("word, glue", [
+    ("the", True), ("The", True), ("les", True), ("était", True), ("Déjà", True), ("für", True),
+    ("porque", True), ("nicht", True), ("perché", True), ("você", True),
+    # English and code words that other languages also use as glue stay subjects
+    ("come", False), ("mit", False), ("ai", False), ("os", False), ("sa", False), ("die", False),
+    ("l", False), ("o", False), ("équipe", False), ("comment", False), ("deploy", False),
+])
+def test_glue_words_of_common_languages_are_stopwords(word: str, glue: bool) -> None:
+    assert is_stopword(word) is glue

@@ -52,9 +52,28 @@ def _expand(match: re.Match[str]) -> str:
     return match.group(0)
 
 
+# French and Italian elide an article or pronoun into the next word ("l'équipe", "qu'on",
+# "dell'indice"): the glue goes, so the word is looked for alone and not as a phrase with it.
+# French inversion ("est-ce", "a-t-on", "avez-vous") is spelled apart into its words.
+_ELISION = re.compile(r"\b(?:l|d|j|n|s|c|m|t|qu|jusqu|lorsqu|puisqu|quoiqu|dell|dall|nell|sull|all|un)'(?=[^\W\d_])",
+                      re.I)
+_INVERSION = re.compile(r"\b([^\W\d_]+)-(?:t-)?(je|tu|il|elle|on|nous|vous|ils|elles|ce)\b", re.I)
+
+
+def _inverted(match: re.Match[str]) -> str:
+    verb, pronoun = match.group(1), match.group(2)
+    if pronoun.lower() == "on" and "-t-" not in match.group(0).lower():
+        return match.group(0)  # "add-on", "follow-on": English words, not an inversion
+    return f"{verb} {pronoun}"
+
+
 def normalize(raw: str) -> str:
-    """The query with contractions spelled out (curly apostrophes first made straight)."""
-    return _CONTRACTION.sub(_expand, raw.translate(_APOSTROPHES))
+    """The query with contractions spelled out (curly apostrophes first made straight), elided
+    articles dropped and French inversions spelled apart."""
+    text = _CONTRACTION.sub(_expand, raw.translate(_APOSTROPHES))
+    if "'" in text:
+        text = _ELISION.sub("", text)
+    return _INVERSION.sub(_inverted, text) if "-" in text else text
 
 
 # A name is a word typed as code: a path or file name, snake_case, camelCase, a dotted or

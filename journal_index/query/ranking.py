@@ -36,7 +36,7 @@ from journal_index.query.hits import Filters, Hit
 from journal_index.query.question import FRESH_PHRASES, FRESH_WORDS, OUTPUT_WORDS, SAY_WORDS, Question
 from journal_index.query.ranking_weights import FITTED
 from journal_index.text.entry_text import quotes_our_answer
-from journal_index.text.text_forms import PARTICLES, STOPWORDS
+from journal_index.text.text_forms import PARTICLES, is_stopword
 
 DAY_MS = 86_400_000
 K1, B = 1.2, 0.75  # bm25's, as FTS5 uses them
@@ -102,9 +102,9 @@ def _lexicon() -> synonyms.Lexicon:
     return _LEXICON[0]
 
 
-def _only(concept: synonyms.Concept, words: frozenset[str]) -> bool:
-    """Whether every word of the concept is one of ``words``."""
-    return all(len(g) == 1 and g[0].lower() in words for g in concept.words)
+def _only(concept: synonyms.Concept, test: Callable[[str], bool]) -> bool:
+    """Whether every word of the concept is a single term passing ``test``."""
+    return all(len(g) == 1 and test(g[0]) for g in concept.words)
 
 
 def _with_particles(meaningful: list[synonyms.Concept],
@@ -133,7 +133,8 @@ def concepts(question: Question, stats: read_sql.Stats, store: Store, tokenize: 
     fresh = question.now >= 1.0
     asking_now = FRESH_WORDS | {w for p in FRESH_PHRASES for w in p.split()} if fresh else FRESH_WORDS
     intent = asking_now | OUTPUT_WORDS | (SAY_WORDS if question.names else frozenset())
-    meaningful = [c for c in found if not _only(c, intent) and (c.alternatives or not _only(c, STOPWORDS))]
+    meaningful = [c for c in found if not _only(c, lambda word: word.lower() in intent)
+                  and (c.alternatives or not _only(c, is_stopword))]
     names = question.name_groups
     out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
@@ -262,7 +263,7 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
     from journal_index.query.excerpt import find_matches
 
     groups = question.groups
-    terms = {t for g in groups if not (len(g) == 1 and g[0].lower() in STOPWORDS) for t in tokenize(" ".join(g))}
+    terms = {t for g in groups if not (len(g) == 1 and is_stopword(g[0])) for t in tokenize(" ".join(g))}
     head, tail, speaking = _head(ranked, terms, tokenize, said_of)
     pairs = question.pairs
     names = {t for g in question.name_groups for t in tokenize(" ".join(g))}

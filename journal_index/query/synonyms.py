@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from journal_index.text.text_forms import STOPWORDS, query_groups
+from journal_index.text.text_forms import is_stopword, query_groups
 
 Tokenize = Callable[[str], list[str]]
 LEXICON = Path(__file__).with_name("synonyms.txt")
@@ -100,7 +100,7 @@ def concepts(groups: list[list[str]], lexicon: Lexicon | None, tokenize: Tokeniz
         for size in range(min(MAX_PHRASE, len(groups) - i), 0, -1):
             key = tuple(t for k in keys[i:i + size] for t in k)
             single_word = size == 1 and len(keys[i]) == 1
-            if not key or not (size > 1 or single_word) or (single_word and groups[i][0].lower() in STOPWORDS):
+            if not key or not (size > 1 or single_word) or (single_word and is_stopword(groups[i][0])):
                 continue  # "why", "how": no expansion
             found = lexicon.groups_of(key, groups[i][0], tokenize)
             if found:
