@@ -387,22 +387,6 @@ def test_a_question_in_french_looks_for_its_subject_not_its_glue(store: Store, t
     assert [h.entry_id for h in hits][:1] == ["ff000001"]
 
 
-def test_a_chinese_question_is_read_as_words_not_as_one_phrase(store: Store, tmp_path: Path) -> None:
-    """A question typed in Chinese has no spaces: its bigrams are looked for one by one, so the
-    entry saying the tunnel connection failed answers, though it holds no run of the question
-    verbatim; a bigram straddling two words ("道为") is no concept."""
-    _session(tmp_path / "s" / "--w--" / "zh.jsonl", [
-        ("zz000001", "assistant", "隧道连接失败：authtoken 过期了，重新登录后恢复。"),
-        ("zz000002", "assistant", "cpolar 的安装步骤：brew install cpolar"),
-    ])
-    index_file(store, tmp_path / "s" / "--w--" / "zh.jsonl")
-    query = "cpolar 的隧道为什么连接失败"
-    concepts = ranking.concepts(parse(query), read_sql.stats(store), store, Reader(store).tokenize)
-    assert [c.phrase for c in concepts] == [["cpolar"], ["隧道"], ["连接"], ["接失"], ["失败"]]
-    hits = search(store, query, Filters(resolve_scope(store, "global")), now=0).hits
-    assert [h.entry_id for h in hits][:1] == ["zz000001"]
-
-
 def test_how_did_we_fix_finds_the_reply_that_ends_the_request(store: Store, tmp_path: Path) -> None:
     """A request found for "how did we fix…" is answered by the reply that ends its turn, even
     when that reply shares few of the question's words."""

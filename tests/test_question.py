@@ -97,12 +97,3 @@ def test_pairs_and_repeated_words() -> None:
 ])
 def test_glue_words_of_common_languages_are_stopwords(word: str, glue: bool) -> None:
     assert is_stopword(word) is glue
-
-
-def test_a_cjk_sentence_is_its_bigrams_and_a_cjk_word_one_phrase() -> None:
-    sentence = parse("cpolar 的隧道为什么")
-    assert sentence.groups == [["cpolar"], ["的隧"], ["隧道"], ["道为"], ["为什"], ["什么"]]
-    assert sentence.loose == (1, 2, 3, 4, 5)
-    word = parse("会议 导出")
-    assert (word.groups, word.loose) == ([["会议"], ["导出"]], ())
-    assert parse("日本語").groups == [["日本", "本語"]]  # three characters: still a word

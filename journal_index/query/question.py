@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from journal_index.text.text_forms import MAX_QUERY_GROUPS, is_cjk, is_cjk_sentence, query_groups
+from journal_index.text.text_forms import MAX_QUERY_GROUPS, query_groups
 
 INTENTS = ("lookup", "explain", "output", "now")
 
@@ -122,7 +122,6 @@ class Question:
     intent: str
     now: float  # 0 (past, or words to find), IMPLICIT_NOW (present tense) or 1 (said outright)
     asks: bool  # a question, as against words to look up
-    loose: tuple[int, ...] = ()  # indexes of the groups that are bigrams of a CJK sentence
 
     @property
     def name_groups(self) -> list[list[str]]:
@@ -169,21 +168,15 @@ def parse(raw: str) -> Question:
     groups: list[list[str]] = []
     typed: list[str] = []
     seen: set[tuple[str, ...]] = set()
-    loose: list[int] = []
     for word in text.split():  # as query_groups makes them, each with the word typed
         found = query_groups(word)
-        # A CJK sentence is words written without spaces: each bigram is looked for on its own.
-        pieces = [[t] for t in found[0]] if found and is_cjk_sentence(word) else found[:1]
-        for piece in pieces:
-            key = tuple(t.lower() for t in piece)
-            if key and key not in seen and len(groups) < MAX_QUERY_GROUPS:
-                seen.add(key)
-                if len(pieces) > 1 and is_cjk(piece[0]):
-                    loose.append(len(groups))
-                groups.append(piece)
-                typed.append(word if len(pieces) == 1 else piece[0])
+        key = tuple(t.lower() for t in found[0]) if found else ()
+        if key and key not in seen and len(groups) < MAX_QUERY_GROUPS:
+            seen.add(key)
+            groups.append(found[0])
+            typed.append(word)
     names = tuple(i for i, word in enumerate(typed) if len(groups[i]) > 1 and is_name(word))
     words = _WORDS.findall(text.lower())
     now = _now(words)
     return Question(raw, text, tuple(words), groups, names, _intent(words, bool(names), now), now,
-                    _asks(text, words), tuple(loose))
+                    _asks(text, words))

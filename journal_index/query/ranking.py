@@ -136,19 +136,14 @@ def concepts(question: Question, stats: read_sql.Stats, store: Store, tokenize: 
     meaningful = [c for c in found if not _only(c, lambda word: word.lower() in intent)
                   and (c.alternatives or not _only(c, is_stopword))]
     names = question.name_groups
-    loose = [question.groups[i] for i in question.loose]
-    out: list[_Concept] = []
-    unheld: list[_Concept] = []
+    out = []
     for concept, verb in _with_particles(meaningful, found) if meaningful else [(c, None) for c in found]:
         phrase = [t for g in concept.words for t in g]
-        count = read_sql.doc_count(store, verb or phrase, tokenize)
-        weight = read_sql.idf(stats.docs, count)
+        weight = read_sql.idf(stats.docs, read_sql.doc_count(store, verb or phrase, tokenize))
         if len(concept.words) == 1 and concept.words[0] in names and verb is None:
             weight *= _w("name")
-        kept = _Concept(phrase, concept.alternatives, weight)
-        # A bigram of a CJK sentence that no entry holds mostly straddles two words: not asked.
-        (unheld if count == 0 and len(concept.words) == 1 and concept.words[0] in loose else out).append(kept)
-    return out or unheld
+        out.append(_Concept(phrase, concept.alternatives, weight))
+    return out
 
 
 def rank(store: Store, question: Question, filters: Filters, now: int, tokenize: Tokenize) -> list[Hit]:

@@ -28,26 +28,6 @@ def _cjk() -> tuple[re.Pattern[str], re.Pattern[str]]:
     ~7 ms to compile, which an ASCII-only command (most searches) should not pay at start-up."""
     return re.compile(f"[{_CJK_CHARS}]"), re.compile(f"[{_CJK_CHARS}]{{2,}}")
 
-
-# A CJK run this long in a query is a sentence (a question typed without spaces), not a word.
-CJK_SENTENCE_CHARS = 4
-
-
-@cache
-def _cjk_sentence() -> re.Pattern[str]:
-    return re.compile(f"[{_CJK_CHARS}]{{{CJK_SENTENCE_CHARS},}}")
-
-
-def is_cjk_sentence(word: str) -> bool:
-    """Whether a typed word holds a run of CJK characters long enough to be a sentence."""
-    return not word.isascii() and bool(_cjk_sentence().search(word))
-
-
-def is_cjk(term: str) -> bool:
-    """Whether a term is made of CJK characters (a bigram of a run, or a lone character)."""
-    return not term.isascii() and bool(_cjk()[0].fullmatch(term[:1]))
-
-
 # What unicode61 treats as a token character, near enough: letters and digits.
 _TERM_RUN = re.compile(r"[^\W_]+")
 INDEX_HEAD_CHARS = 48 * 1024
