@@ -22,6 +22,7 @@ EVAL_SESSIONS = REPO / "fixtures" / "eval-sessions"
 HELDOUT = REPO / "fixtures" / "heldout"  # blind held-out test set (fixtures/heldout/README.md)
 TRAIN_AGENTS = REPO / "fixtures" / "train-agents"  # training set of public transcripts (its README.md)
 FRESH = REPO / "fixtures" / "fresh"  # second blind held-out set, test only (its README.md)
+TRAIN_MORE = REPO / "fixtures" / "train-more"  # more public training transcripts (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -35,6 +36,9 @@ NOW_TRAIN_CODEX = 1_786_665_600_000  # 2026-08-14
 # The fresh held-out transcripts end 2026-03-21 (Claude Code) and 2026-02-02 (Codex): three weeks later.
 NOW_FRESH_CLAUDE = 1_775_865_600_000  # 2026-04-11
 NOW_FRESH_CODEX = 1_771_804_800_000  # 2026-02-23
+# The train-more transcripts end 2026-08-19 (Claude Code) and 2026-08-16 (Codex): three weeks later.
+NOW_TRAIN_MORE_CLAUDE = 1_788_998_400_000  # 2026-09-10
+NOW_TRAIN_MORE_CODEX = 1_788_739_200_000  # 2026-09-07
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,10 @@ def corpora() -> dict[str, Corpus]:
                                _jsonl_under(FRESH / "claude", "."), now_ms=NOW_FRESH_CLAUDE),
         "fresh-codex": Corpus("fresh-codex", "codex", FRESH / "codex",
                               _jsonl_under(FRESH / "codex", "."), now_ms=NOW_FRESH_CODEX),
+        "train-more-claude": Corpus("train-more-claude", "claude", TRAIN_MORE / "claude",
+                                    _jsonl_under(TRAIN_MORE / "claude", "."), now_ms=NOW_TRAIN_MORE_CLAUDE),
+        "train-more-codex": Corpus("train-more-codex", "codex", TRAIN_MORE / "codex",
+                                   _jsonl_under(TRAIN_MORE / "codex", "."), now_ms=NOW_TRAIN_MORE_CODEX),
     }
 
 
