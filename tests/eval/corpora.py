@@ -104,35 +104,29 @@ def _jsonl_under(base: Path, *folders: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _agent_corpus(name: str, fmt: str, base: Path, now_ms: int) -> Corpus:
+    """A folder of one agent's transcripts, every journal under it."""
+    return Corpus(name, fmt, base, _jsonl_under(base, "."), now_ms=now_ms)
+
+
 def corpora() -> dict[str, Corpus]:
     agents = SHARED / "agent-journals-real"
-    return {
-        "fixtures": Corpus("fixtures", "pi", FIXTURE_SESSIONS, _jsonl_under(FIXTURE_SESSIONS, ".")),
-        "eval": Corpus("eval", "pi", EVAL_SESSIONS, _jsonl_under(EVAL_SESSIONS, "."),
-                       now_ms=1_784_332_800_000),  # 2026-07-18
-        "pi-shared": Corpus("pi-shared", "pi", SHARED,
-                            _jsonl_under(SHARED, "pi-journals-real", "pi-journals-1.6/sessions")),
-        "claude": Corpus("claude", "claude", agents / "claude-code", _jsonl_under(agents / "claude-code", "."),
-                         now_ms=1_771_113_600_000),  # 2026-02-15
-        "codex": Corpus("codex", "codex", agents / "codex", _jsonl_under(agents / "codex", "."),
-                        now_ms=1_784_505_600_000),  # 2026-07-20
-        "heldout-claude": Corpus("heldout-claude", "claude", HELDOUT / "claude", _jsonl_under(HELDOUT / "claude", "."),
-                                 now_ms=1_786_752_000_000),  # 2026-08-15
-        "heldout-codex": Corpus("heldout-codex", "codex", HELDOUT / "codex", _jsonl_under(HELDOUT / "codex", "."),
-                                now_ms=1_785_628_800_000),  # 2026-08-02
-        "train-claude": Corpus("train-claude", "claude", TRAIN_AGENTS / "claude",
-                               _jsonl_under(TRAIN_AGENTS / "claude", "."), now_ms=NOW_TRAIN_CLAUDE),
-        "train-codex": Corpus("train-codex", "codex", TRAIN_AGENTS / "codex",
-                              _jsonl_under(TRAIN_AGENTS / "codex", "."), now_ms=NOW_TRAIN_CODEX),
-        "fresh-claude": Corpus("fresh-claude", "claude", FRESH / "claude",
-                               _jsonl_under(FRESH / "claude", "."), now_ms=NOW_FRESH_CLAUDE),
-        "fresh-codex": Corpus("fresh-codex", "codex", FRESH / "codex",
-                              _jsonl_under(FRESH / "codex", "."), now_ms=NOW_FRESH_CODEX),
-        "train-more-claude": Corpus("train-more-claude", "claude", TRAIN_MORE / "claude",
-                                    _jsonl_under(TRAIN_MORE / "claude", "."), now_ms=NOW_TRAIN_MORE_CLAUDE),
-        "train-more-codex": Corpus("train-more-codex", "codex", TRAIN_MORE / "codex",
-                                   _jsonl_under(TRAIN_MORE / "codex", "."), now_ms=NOW_TRAIN_MORE_CODEX),
-    }
+    found = [
+        Corpus("fixtures", "pi", FIXTURE_SESSIONS, _jsonl_under(FIXTURE_SESSIONS, ".")),
+        Corpus("eval", "pi", EVAL_SESSIONS, _jsonl_under(EVAL_SESSIONS, "."), now_ms=1_784_332_800_000),  # 2026-07-18
+        Corpus("pi-shared", "pi", SHARED, _jsonl_under(SHARED, "pi-journals-real", "pi-journals-1.6/sessions")),
+        _agent_corpus("claude", "claude", agents / "claude-code", 1_771_113_600_000),  # 2026-02-15
+        _agent_corpus("codex", "codex", agents / "codex", 1_784_505_600_000),  # 2026-07-20
+        _agent_corpus("heldout-claude", "claude", HELDOUT / "claude", 1_786_752_000_000),  # 2026-08-15
+        _agent_corpus("heldout-codex", "codex", HELDOUT / "codex", 1_785_628_800_000),  # 2026-08-02
+        _agent_corpus("train-claude", "claude", TRAIN_AGENTS / "claude", NOW_TRAIN_CLAUDE),
+        _agent_corpus("train-codex", "codex", TRAIN_AGENTS / "codex", NOW_TRAIN_CODEX),
+        _agent_corpus("fresh-claude", "claude", FRESH / "claude", NOW_FRESH_CLAUDE),
+        _agent_corpus("fresh-codex", "codex", FRESH / "codex", NOW_FRESH_CODEX),
+        _agent_corpus("train-more-claude", "claude", TRAIN_MORE / "claude", NOW_TRAIN_MORE_CLAUDE),
+        _agent_corpus("train-more-codex", "codex", TRAIN_MORE / "codex", NOW_TRAIN_MORE_CODEX),
+    ]
+    return {corpus.name: corpus for corpus in found}
 
 
 def load_questions(corpus: str | None = "fixtures", only_original: bool = True) -> list[dict[str, Any]]:
