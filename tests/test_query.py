@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shutil
@@ -583,30 +582,6 @@ def _ranked(*hits: tuple[str, str, float, int]) -> list:
     return [Hit(rowid=i, entry_id=entry_id, ts=ts, kind=kind, role=None, tool=None, offset=i, length=1, path="p",
                 session_id="s", cwd="/w", format="pi", score=score)
             for i, (entry_id, kind, score, ts) in enumerate(hits)]
-
-
-def test_what_a_named_file_showed_is_the_output_of_the_call_naming_it(store: Store,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """"what did deploy.toml show about the port": of two candidates as close to the words, the
-    result of the call that names deploy.toml comes first; asked without naming it, no change.
-    (The feature at a weight that counts: the fit may set it near 0, as stop 33's did.)"""
-    weights = copy.deepcopy(ranking.WEIGHTS)
-    weights["features"]["call_named"] = 0.4
-    monkeypatch.setattr(ranking, "WEIGHTS", weights)
-    ranked = _ranked(("said", "user", 1.0, 1), ("output", "tool_result", 0.9, 2))
-    ranked[1].link_offset = 0
-    texts = {"said": "deploy.toml sets the port for the proxy",
-             "output": "read ops/deploy.toml\n[server]\nport = 80"}
-
-    def order(query: str) -> list[str]:
-        for hit, score in zip(ranked, (1.0, 0.9), strict=True):
-            hit.score = score
-        again = ranking.rerank(store, list(ranked), parse(query), Reader(store).tokenize,
-                               lambda h: texts[h.entry_id], lambda h: None)
-        return [h.entry_id for h in again]
-
-    assert order("what did deploy.toml show about the port") == ["output", "said"]
-    assert order("what did the deploy file show about the port") == ["said", "output"]
 
 
 # How questions are read (intent, freshness, names) is tested in test_question.py.

@@ -52,7 +52,7 @@ def test_the_weights_cover_every_intent_and_field() -> None:
         assert set(fields[intent]) == set(FIELD_NAMES)
     features = FITTED["features"]
     assert isinstance(features, dict)
-    assert set(features) >= {"proximity", "pairs", "call_named", "question_turn", "reply_link", "age", "copy"}
+    assert set(features) >= {"proximity", "pairs", "question_turn", "reply_link", "age", "copy"}
 
 
 def test_a_factor_weight_moves_the_score_it_names(indexed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

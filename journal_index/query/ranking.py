@@ -12,8 +12,7 @@ eval's train split):
      more, synonyms less), so a long output holding a few common words does not win;
    * ``age``: damping over weeks (asked for now, ``newest`` below orders the statements in time).
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
-   close together), ``pairs`` (its word pairs as typed), ``call_named`` (a result whose call names
-   the file or identifier asked about), ``question_turn`` (a question found in the journal, whose
+   close together), ``pairs`` (its word pairs as typed), ``question_turn`` (a question found in the journal, whose
    turn's reply then gets ``reply_link``: at least the question's score plus that weight), and
    ``copy`` (a reply pasting an earlier answer of ours, or repeating an older candidate), and
    ``newest`` (asked for now: those close to the best, newest first; summaries left below).
@@ -258,15 +257,14 @@ def _head(ranked: list[Hit], terms: set[str], tokenize: Tokenize,
 
 def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokenize, text_of: TextOf,
            said_of: TextOf, limit: int = RERANK) -> list[Hit]:
-    """The best candidates scored again on their own words (proximity, pairs, call named,
-    question turn and its reply, copy); every hit sorted by its score."""
+    """The best candidates scored again on their own words (proximity, pairs, question turn and
+    its reply, copy); every hit sorted by its score."""
     from journal_index.query.excerpt import find_matches
 
     groups = question.groups
     terms = {t for g in groups if not (len(g) == 1 and is_stopword(g[0])) for t in tokenize(" ".join(g))}
     head, tail, speaking = _head(ranked, terms, tokenize, said_of)
     pairs = question.pairs
-    names = {t for g in question.name_groups for t in tokenize(" ".join(g))}
     known = {h.rowid: h for h in ranked}
     added: list[Hit] = []
     quoted: set[int] = set()
@@ -282,10 +280,6 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
                                                                  PROXIMITY_CHARS))
         phrased = pairs_found(lowered, pairs)
         _set(hit, "pairs", _w("pairs") * math.log1p(phrased))
-        if names and hit.link_offset is not None:  # a result: its call's summary comes first
-            call = text.split("\n", 1)[0].lower()
-            if {m[2] for m in find_matches(call, names, tokenize)} >= names:
-                _set(hit, "call_named", _w("call_named"))
         # Asked, a question quoted word for word is what is looked for; one merely alike asks
         # what its reply says.
         if (hit.kind == "user" and question.asks and _asks_in_journal(text, question.intent == "explain")
