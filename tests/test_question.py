@@ -93,6 +93,7 @@ def test_pairs_and_repeated_words() -> None:
     ("porque", True), ("nicht", True), ("perché", True), ("você", True),
     # English and code words that other languages also use as glue stay subjects
     ("come", False), ("mit", False), ("ai", False), ("os", False), ("sa", False), ("die", False),
+    ("dos", False), ("lo", False), ("uno", False), ("SES", False),
     ("l", False), ("o", False), ("équipe", False), ("comment", False), ("deploy", False),
 ])
 def test_glue_words_of_common_languages_are_stopwords(word: str, glue: bool) -> None:

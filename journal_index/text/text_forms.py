@@ -111,23 +111,23 @@ things way
 # The same glue in the languages users most often write to agents in besides English (French,
 # Spanish, Portuguese, German, Italian), diacritics folded. Left out: words that are also English
 # or code words ("come", "son", "ton", "mit", "die", "es", "ca" for "ça", "ai", "os", "sa", "ha",
-# "sin", "su", "di", "no"), and single letters, which in a question are more often flags ("wc -l",
-# "-o") than articles.
+# "sin", "su", "di", "no", "dos", "lo", "uno", "ses", "mon"), and single letters, which in a
+# question are more often flags ("wc -l", "-o") than articles.
 OTHER_STOPWORDS = frozenset("""
 le la les un une des du de au aux et ou mais donc ni que qui quoi quel quelle quels quelles dont ce cet
-cette ces cela ceci celui celle ceux mon ma mes ta tes ses notre nos votre vos leur leurs je tu il
+cette ces cela ceci celui celle ceux ma mes ta tes notre nos votre vos leur leurs je tu il
 elle nous vous ils elles te se lui en ne pas dans sur avec pour par chez vers est sont etait etaient ete
 etre avoir avons avez ont avait avaient fait faire deja pourquoi quand combien aussi tres tout tous toute
 toutes jusqu lorsqu puisqu alors bien encore
 el los las una unos unas del al pero quien cual cuales como donde cuando para sobre fue eran estar esta
-esto este estos estas ese esa eso lo su sus mi mis tus nuestro nuestra hay han hemos hizo hicimos
+esto este estos estas ese esa eso sus mi mis tus nuestro nuestra hay han hemos hizo hicimos
 porque ya tambien muy mas
-um uns umas da dos das na nas ao aos quem qual onde foi isso isto esse essa ele ela eles elas voce seu
+um uns umas da das na nas ao aos quem qual onde foi isso isto esse essa ele ela eles elas voce seu
 sua seus suas meu minha ja muito mais pelo pela
 der das den dem ein eine einen einem einer eines und oder aber dass wie wo wann warum wer welche welcher
 welches ist sind war waren wird wurde wurden haben habe hatte ich er sie wir ihr ohne fur auf aus bei
 nach von zu zum zur im ins nicht noch schon auch sehr nur
-gli uno della dei delle dal dalla nel nella sul sulla tra fra ed che chi cosa dove perche non sono
+gli della dei delle dal dalla nel nella sul sulla tra fra ed che chi cosa dove perche non sono
 stato stata ho hai abbiamo avete hanno questo questa quello quella mio mia tuo suo nostro anche molto gia
 piu
 """.split())
