@@ -12,10 +12,11 @@ eval's train split):
      more, synonyms less), so a long output holding a few common words does not win;
    * ``age``: damping over weeks (asked for now, ``newest`` below orders the statements in time).
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
-   close together), ``pairs`` (its word pairs as typed), ``question_turn`` (a question found in the journal, whose
-   turn's reply then gets ``reply_link``: at least the question's score plus that weight), and
-   ``copy`` (a reply pasting an earlier answer of ours, or repeating an older candidate), and
-   ``newest`` (asked for now: those close to the best, newest first; summaries left below).
+   close together), ``pairs`` (its word pairs as typed), ``question_turn`` (a question found in
+   the journal, whose turn's reply then gets ``reply_link``: at least the question's score plus
+   that weight), ``copy`` (a reply pasting an earlier answer of ours, or repeating an older
+   candidate), and ``newest`` (asked for now: those close to the best, newest first; summaries
+   left below).
 4. Hits are sorted by the sum; ``Hit.explain`` holds each factor's part of it.
 """
 
