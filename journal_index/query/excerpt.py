@@ -9,11 +9,10 @@ wins.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from journal_index.text.text_forms import index_form
+from journal_index.text.text_forms import fold_accents, index_form
 
 WINDOW_CHARS = 300
 ELLIPSIS = "…"
@@ -33,21 +32,6 @@ def collapse(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def _fold_table() -> dict[int, int]:
-    """Accented Latin letters to their base letter, one character for one (positions keep)."""
-    table: dict[int, int] = {}
-    for code in range(0xC0, 0x250):
-        base = unicodedata.normalize("NFD", chr(code))[0]
-        if base != chr(code) and base.isascii():
-            table[code] = ord(base)
-    return table
-
-
-_FOLD = _fold_table()
-# str.translate runs at ~10 MB/s; most non-ASCII text (box drawing, emoji, CJK) has nothing to fold.
-_FOLDABLE = re.compile("[\u00c0-\u024f]")
-
-
 def find_matches(text: str, terms: set[str], tokenize: Tokenize) -> list[tuple[int, int, str]]:
     """(start, end, term) for each word of ``text`` whose tokens include a query term.
 
@@ -57,9 +41,7 @@ def find_matches(text: str, terms: set[str], tokenize: Tokenize) -> list[tuple[i
     """
     if not terms:
         return []
-    folded = text.lower()
-    if not text.isascii() and _FOLDABLE.search(folded):
-        folded = folded.translate(_FOLD)
+    folded = fold_accents(text.lower())
     if len(folded) == len(text):
         heads = sorted({t[:3] for t in terms}, key=len, reverse=True)
         candidates = re.compile("|".join(re.escape(h) for h in heads)).finditer(folded)
