@@ -19,6 +19,8 @@ from journal_index.data.store import Store
 from journal_index.formats import AgentHints, Entry, Root, Skip, ToolCall, choose_format, codex, synthetic_id
 from journal_index.indexing.extract import Extractor
 from journal_index.indexing.indexer import index_file
+from journal_index.query import Filters, search
+from journal_index.query.scope import resolve_scope
 from tests.agent_homes import (
     AGENT_FIXTURES,
     RealHome,
@@ -230,6 +232,48 @@ def test_the_wrapper_s_words_are_not_terms(tmp_path: Path, store: Store) -> None
     terms = vocabulary(store)
     assert set(index_tokens(store, "b3839c7 Optimize relations git log")) <= terms
     assert not set(index_tokens(store, "Chunk Wall seconds Original token count exited")) & terms
+
+
+# Codex 0.3x–0.4x wrote a result as a JSON string: its text is what was printed.
+OLD_RESULT = '{"output":"error: cannot open .git/FETCH_HEAD\\nfatal: Operation not permitted\\n",' \
+             '"metadata":{"exit_code":%d,"duration_seconds":0.4}}'
+
+
+@pytest.mark.parametrize(("printed", "expected"), [
+    (OLD_RESULT % 0, "error: cannot open .git/FETCH_HEAD\nfatal: Operation not permitted\n"),
+    # a non-zero exit code says something: first, as later versions put it
+    (OLD_RESULT % 128, "Exit code: 128\nerror: cannot open .git/FETCH_HEAD\nfatal: Operation not permitted\n"),
+    ('{"output":"Success. Updated the following files:\\nM a.py\\n"}',
+     "Success. Updated the following files:\nM a.py\n"),
+    ('{"output":"","metadata":{"exit_code":0}}', ""),
+    # JSON that a command printed is left as it is
+    ('{"output":"a","status":"ok"}', '{"output":"a","status":"ok"}'),
+    ('{"output": 3}', '{"output": 3}'),
+    ('{"output":"a","metadata":"x"}', '{"output":"a","metadata":"x"}'),
+    ('{"output":"cut short', '{"output":"cut short'),
+])
+def test_an_older_codex_result_written_as_json_is_read_as_its_text(printed: str, expected: str) -> None:
+    for kind in ("function_call_output", "custom_tool_call_output"):
+        parsed = parse(item({"type": kind, "call_id": "call_1", "output": printed}))
+        assert isinstance(parsed, Entry) and parsed.output == [expected]
+
+
+def test_an_older_codex_result_s_lines_are_terms_and_its_json_is_not(tmp_path: Path, store: Store) -> None:
+    path = tmp_path / "sessions" / "2025" / "10" / "05" / f"rollout-2025-10-05T03-32-47-{THREAD}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join([
+        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+        item({"type": "function_call", "name": "shell", "call_id": "c1",
+              "arguments": '{"command":["bash","-lc","git fetch --all"]}'}),
+        item({"type": "function_call_output", "call_id": "c1", "output": OLD_RESULT % 128}),
+    ]) + b"\n")
+    assert index_file(store, path).entries == 2
+    terms = vocabulary(store)
+    assert set(index_tokens(store, "fatal Operation permitted FETCH_HEAD")) <= terms
+    assert not set(index_tokens(store, "nfatal metadata duration_seconds")) & terms
+    hits = search(store, "fatal operation not permitted", Filters(resolve_scope(store, "global", "/")), limit=5).hits
+    assert hits and hits[0].kind == "tool_result"
+    assert "Operation not permitted" in (hits[0].excerpt or "") and "metadata" not in (hits[0].excerpt or "")
 
 
 @pytest.mark.parametrize("raw", [

@@ -85,6 +85,7 @@ _WRAPPER_LINE = re.compile(
     r"Chunk ID: \S+|Wall time:? [\d.]+ s(?:econds)?|Original token count: \d+"
     r"|Process exited with code 0|Exit code: 0|Script completed|Script running with cell ID \d+")
 _WRAPPER_END = "Output:"
+_JSON_WRAPPED_START = '{"output":'  # how Codex 0.3x–0.4x began a result written as a JSON string
 _WRAPPER_REACH = 8192  # the "Output:" line ends the wrapper within this many characters
 _POLL_TOOL = "write_stdin"
 _SAFE_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
@@ -324,12 +325,35 @@ def _output(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, ts: int
     output: list[str] = []
     if isinstance(printed, dict):  # {content, success} in some versions
         printed = printed.get("content", printed.get("output"))
+    if isinstance(printed, str) and (text := _json_wrapped(printed)) is not None:
+        printed = text
     if not text_of_blocks(printed, output, ("input_text", "output_text", "text")):
         return Skip.MALFORMED
     started = _started_process(output)
     return Entry(entry_id, None, ts, "tool_result", "tool", None, [],
                  answers=call_id if isinstance(call_id, str) else None, output=_unwrapped(output),
                  started_process=started)
+
+
+def _json_wrapped(printed: str) -> str | None:
+    """The text of an output that Codex 0.3x–0.4x wrote as a JSON string, ``{"output": "…",
+    "metadata": {"exit_code": N, …}}``, with a non-zero exit code first as later versions say it;
+    None when ``printed`` is not that (it is then what the command printed)."""
+    if not printed.startswith(_JSON_WRAPPED_START):
+        return None
+    try:
+        wrapped = orjson.loads(printed)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(wrapped, dict) or not isinstance(text := wrapped.get("output"), str):
+        return None
+    metadata = wrapped.get("metadata")
+    if not wrapped.keys() <= {"output", "metadata"} or not isinstance(metadata, dict | None):
+        return None
+    code = metadata.get("exit_code") if metadata else None
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"Exit code: {code}\n{text}"
+    return text
 
 
 def _unwrapped(output: list[str]) -> list[str]:
