@@ -16,7 +16,17 @@ from typing import Any
 import pytest
 
 from journal_index.data.store import Store
-from journal_index.formats import AgentHints, Entry, Root, Skip, ToolCall, choose_format, codex, synthetic_id
+from journal_index.formats import (
+    AgentHints,
+    Entry,
+    Root,
+    SessionName,
+    Skip,
+    ToolCall,
+    choose_format,
+    codex,
+    synthetic_id,
+)
 from journal_index.indexing.extract import Extractor
 from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, search
@@ -276,6 +286,47 @@ def test_an_older_codex_result_s_lines_are_terms_and_its_json_is_not(tmp_path: P
     assert "Operation not permitted" in (hits[0].excerpt or "") and "metadata" not in (hits[0].excerpt or "")
 
 
+REPORT = ("Message Type: FINAL_ANSWER\nTask name: /root\nSender: /root/provenance_review\nPayload:\n"
+          "[P2] The wheel test only checks that BUILD_DIRTY is a boolean.")
+
+
+def test_a_sub_agent_s_report_is_what_an_agent_said() -> None:
+    parsed = parse(item({"type": "agent_message", "author": "/root/provenance_review", "recipient": "/root",
+                         "content": [{"type": "input_text", "text": REPORT}]}))
+    assert isinstance(parsed, Entry) and (parsed.kind, parsed.role) == ("assistant", "assistant")
+    assert parsed.parts == ["Sender: /root/provenance_review\n[P2] The wheel test only checks that BUILD_DIRTY is a "
+                            "boolean."]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Payload:\nno header before it", "Payload:\nno header before it"),  # not a header: left whole
+    ("Message Type: NOTE\nthe payload line is missing", "Message Type: NOTE\nthe payload line is missing"),
+])
+def test_an_agent_message_without_its_header_is_kept_whole(text: str, expected: str) -> None:
+    parsed = parse(item({"type": "agent_message", "content": [{"type": "input_text", "text": text}]}))
+    assert isinstance(parsed, Entry) and parsed.parts == [expected]
+
+
+def test_a_sub_agent_s_report_is_found_and_its_header_is_not_terms(tmp_path: Path, store: Store) -> None:
+    path = tmp_path / "sessions" / "2026" / "08" / "16" / f"rollout-2026-08-16T14-07-05-{THREAD}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join([
+        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+        event({"type": "thread_name_updated", "thread_id": THREAD, "thread_name": "Build provenance"}),
+        item({"type": "agent_message", "author": "/root/provenance_review", "recipient": "/root",
+              "content": [{"type": "input_text", "text": REPORT}]}),
+    ]) + b"\n")
+    assert index_file(store, path).entries == 1
+    assert not set(index_tokens(store, "FINAL_ANSWER Payload")) & vocabulary(store)
+    hits = search(store, "wheel test BUILD_DIRTY boolean", Filters(resolve_scope(store, "global", "/")), limit=5).hits
+    assert [h.kind for h in hits] == ["assistant"] and "BUILD_DIRTY" in (hits[0].excerpt or "")
+
+
+def test_a_renamed_thread_names_the_session() -> None:
+    assert parse(event({"type": "thread_name_updated", "thread_id": THREAD, "thread_name": "Fix issue 6"})) == \
+        SessionName("Fix issue 6")
+
+
 @pytest.mark.parametrize("raw", [
     line("session_meta", {"id": THREAD, "cwd": "/x"}),
     line("turn_context", {"cwd": "/x", "model": "m"}),
@@ -291,6 +342,15 @@ def test_an_older_codex_result_s_lines_are_terms_and_its_json_is_not(tmp_path: P
     item({"type": "additional_tools", "tools": []}),
     item({"type": "tool_search_call", "call_id": "c", "arguments": {"query": "memory"}}),
     item({"type": "tool_search_output", "call_id": "c", "tools": []}),
+    line("inter_agent_communication_metadata", {"trigger_turn": False}),
+    event({"type": "sub_agent_activity", "agent_path": "/root/review", "kind": "started"}),
+    event({"type": "entered_review_mode", "target": {"type": "uncommittedChanges"}}),
+    event({"type": "exited_review_mode", "review_output": {"findings": []}}),
+    event({"type": "thread_name_updated", "thread_name": "  "}),
+    # a task given to a sub-agent whose payload Codex encrypted
+    item({"type": "agent_message", "author": "/root", "recipient": "/root/review", "content": [
+        {"type": "input_text", "text": "Message Type: NEW_TASK\nTask name: /root/review\nSender: /root\nPayload:\n"},
+        {"type": "encrypted_content", "encrypted_content": "gAAAA"}]}),
 ])
 def test_lines_that_say_nothing_new(raw: bytes) -> None:
     assert parse(raw) is Skip.NOT_INDEXED

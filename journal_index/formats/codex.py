@@ -45,6 +45,7 @@ from journal_index.formats.base import (
     Entry,
     Header,
     Parsed,
+    SessionName,
     Skip,
     ToolCall,
     first_line,
@@ -65,7 +66,8 @@ HOME_ENV = "CODEX_HOME"
 THREAD_META = "threadId"  # _meta of a tools/call: the thread (= session) making it
 TURN_META = "x-codex-turn-metadata"
 
-_NOT_INDEXED_TYPES = frozenset({"session_meta", "turn_context", "world_state", "token_usage_record"})
+_NOT_INDEXED_TYPES = frozenset({"session_meta", "turn_context", "world_state", "token_usage_record",
+                                "inter_agent_communication_metadata"})
 _NOT_INDEXED_ITEMS = frozenset({
     "tool_search_call", "tool_search_output",  # finding a tool, not using one
     "additional_tools", "compaction", "ghost_snapshot",
@@ -74,8 +76,13 @@ _NOT_INDEXED_ITEMS = frozenset({
 _NOT_INDEXED_EVENTS = frozenset({
     "agent_message", "agent_reasoning", "token_count", "task_started", "task_complete", "turn_aborted",
     "context_compacted", "patch_apply_end", "exec_command_end", "mcp_tool_call_end", "web_search_end",
-    "thread_settings_applied",
+    "thread_settings_applied", "sub_agent_activity",
+    "entered_review_mode", "exited_review_mode",  # the review's text is also an assistant message
 })
+# A message between Codex agents (multi-agent mode) opens with these lines; "Payload:" ends them.
+_AGENT_MESSAGE_HEADER = re.compile(r"(?:Message Type|Task name|Sender): [^\n]*\n")
+_AGENT_MESSAGE_BODY = "Payload:\n"
+_AGENT_MESSAGE_REACH = 1000  # the header ends within this many characters
 ENCRYPTED_SUMMARY = "[summary encrypted by Codex]"
 _PROCESS_RUNNING = re.compile(r"Process running with session ID (\d{1,12})\b")
 # The lines Codex puts before what a command printed ("Chunk ID: …", "Wall time: … seconds", …,
@@ -393,6 +400,8 @@ def _response_item(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, 
         if not any(p.strip() for p in parts):
             return Skip.NOT_INDEXED  # the content is encrypted; only the summary is readable
         return Entry(entry_id, None, ts, "assistant", "assistant", None, parts, thinking_at=list(range(len(parts))))
+    if kind == "agent_message":
+        return _agent_message(payload, entry_id, ts)
     if kind in ("function_call", "custom_tool_call", "web_search_call", "local_shell_call"):
         return _call(payload, entry_id, ts)
     if kind in ("function_call_output", "custom_tool_call_output"):
@@ -415,6 +424,30 @@ def _user_words(content: Any, parts: list[str]) -> None:
             parts.append(IMAGE)
 
 
+def _agent_message(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
+    """A message between agents: a sub-agent's report to the parent, or a task given to one.
+    Said by an agent, so an assistant entry; its text is the payload, after the sender."""
+    parts: list[str] = []
+    if not text_of_blocks(payload.get("content"), parts, ("input_text", "output_text", "text")):
+        return Skip.MALFORMED
+    text = "\n".join(_agent_payload(part) for part in parts).strip()
+    if not text:
+        return Skip.NOT_INDEXED  # encrypted: nothing readable
+    author = payload.get("author")
+    said = f"Sender: {author}\n{text}" if isinstance(author, str) and author else text
+    return Entry(entry_id, None, ts, "assistant", "assistant", None, [said])
+
+
+def _agent_payload(text: str) -> str:
+    """``text`` without the header lines an agent message opens with (left whole without them)."""
+    position = 0
+    while header := _AGENT_MESSAGE_HEADER.match(text, position):
+        position = header.end()
+    if position and text.startswith(_AGENT_MESSAGE_BODY, position) and position <= _AGENT_MESSAGE_REACH:
+        return text[position + len(_AGENT_MESSAGE_BODY):]
+    return text
+
+
 def _event(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
     kind = payload.get("type")
     if kind == "user_message":
@@ -434,13 +467,16 @@ def _event(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
             _user_words(item.get("content"), parts)
             return Entry(entry_id, None, ts, "user", "user", None, parts)
         return Skip.NOT_INDEXED  # AgentMessage, McpToolCall, …: the response_items say it
+    if kind == "thread_name_updated":
+        name = payload.get("thread_name")
+        return SessionName(name.strip()) if isinstance(name, str) and name.strip() else Skip.NOT_INDEXED
     if kind in _NOT_INDEXED_EVENTS:
         return Skip.NOT_INDEXED
     return Skip.UNKNOWN
 
 
 def parse_line(line: bytes, offset: int) -> Parsed:
-    """One rollout line: an Entry or a Skip (Codex keeps no session title in its rollouts)."""
+    """One rollout line: an Entry, a SessionName (a thread renamed) or a Skip."""
     obj = load_object(line)
     if obj is None:
         return Skip.MALFORMED
