@@ -317,6 +317,7 @@ def test_a_sub_agent_s_report_is_found_and_its_header_is_not_terms(tmp_path: Pat
               "content": [{"type": "input_text", "text": REPORT}]}),
     ]) + b"\n")
     assert index_file(store, path).entries == 1
+    assert store.rows("SELECT name FROM files") == [("Build provenance",)]
     assert not set(index_tokens(store, "FINAL_ANSWER Payload")) & vocabulary(store)
     hits = search(store, "wheel test BUILD_DIRTY boolean", Filters(resolve_scope(store, "global", "/")), limit=5).hits
     assert [h.kind for h in hits] == ["assistant"] and "BUILD_DIRTY" in (hits[0].excerpt or "")
