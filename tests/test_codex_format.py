@@ -67,6 +67,16 @@ def parse(raw: bytes, offset: int = 0) -> Any:
     return codex.parse_line(raw, offset)
 
 
+def write_rollout(tmp_path: Path, day: str, *lines: bytes) -> Path:
+    """A rollout of ``day`` (YYYY-MM-DD) in a Codex home under ``tmp_path``: session_meta, then ``lines``."""
+    year, month, date = day.split("-")
+    path = tmp_path / "sessions" / year / month / date / f"rollout-{day}T12-00-00-{THREAD}.jsonl"
+    path.parent.mkdir(parents=True)
+    meta = line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS})
+    path.write_bytes(b"\n".join([meta, *lines]) + b"\n")
+    return path
+
+
 # -- lines --------------------------------------------------------------------------------------
 
 
@@ -176,15 +186,11 @@ def test_a_compaction_keeps_its_message_not_the_history() -> None:
 
 
 def test_the_re_embedded_history_never_becomes_terms(tmp_path: Path, store: Store) -> None:
-    path = tmp_path / "sessions" / "2026" / "11" / "30" / f"rollout-2026-11-30T12-38-07-{THREAD}.jsonl"
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"\n".join([
-        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+    path = write_rollout(tmp_path, "2026-11-30",
         event({"type": "user_message", "message": "first question"}),
         line("compacted", {"message": "summarywordkept", "replacement_history": [
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "historyonlyword"}]},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "historyreply"}]}]}),
-    ]) + b"\n")
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "historyreply"}]}]}))
     assert index_file(store, path).entries == 2
     terms = vocabulary(store)
     assert index_tokens(store, "summarywordkept")[0] in terms
@@ -231,13 +237,9 @@ def test_the_wrapper_is_read_for_a_process_left_running_before_it_goes() -> None
 
 
 def test_the_wrapper_s_words_are_not_terms(tmp_path: Path, store: Store) -> None:
-    path = tmp_path / "sessions" / "2026" / "11" / "30" / f"rollout-2026-11-30T12-38-07-{THREAD}.jsonl"
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"\n".join([
-        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+    path = write_rollout(tmp_path, "2026-11-30",
         item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"git log"}', "call_id": "c1"}),
-        item({"type": "function_call_output", "call_id": "c1", "output": WRAPPED.format(code=0)}),
-    ]) + b"\n")
+        item({"type": "function_call_output", "call_id": "c1", "output": WRAPPED.format(code=0)}))
     assert index_file(store, path).entries == 2
     terms = vocabulary(store)
     assert set(index_tokens(store, "b3839c7 Optimize relations git log")) <= terms
@@ -269,14 +271,10 @@ def test_an_older_codex_result_written_as_json_is_read_as_its_text(printed: str,
 
 
 def test_an_older_codex_result_s_lines_are_terms_and_its_json_is_not(tmp_path: Path, store: Store) -> None:
-    path = tmp_path / "sessions" / "2025" / "10" / "05" / f"rollout-2025-10-05T03-32-47-{THREAD}.jsonl"
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"\n".join([
-        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+    path = write_rollout(tmp_path, "2025-10-05",
         item({"type": "function_call", "name": "shell", "call_id": "c1",
               "arguments": '{"command":["bash","-lc","git fetch --all"]}'}),
-        item({"type": "function_call_output", "call_id": "c1", "output": OLD_RESULT % 128}),
-    ]) + b"\n")
+        item({"type": "function_call_output", "call_id": "c1", "output": OLD_RESULT % 128}))
     assert index_file(store, path).entries == 2
     terms = vocabulary(store)
     assert set(index_tokens(store, "fatal Operation permitted FETCH_HEAD")) <= terms
@@ -308,14 +306,10 @@ def test_an_agent_message_without_its_header_is_kept_whole(text: str, expected: 
 
 
 def test_a_sub_agent_s_report_is_found_and_its_header_is_not_terms(tmp_path: Path, store: Store) -> None:
-    path = tmp_path / "sessions" / "2026" / "08" / "16" / f"rollout-2026-08-16T14-07-05-{THREAD}.jsonl"
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"\n".join([
-        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+    path = write_rollout(tmp_path, "2026-08-16",
         event({"type": "thread_name_updated", "thread_id": THREAD, "thread_name": "Build provenance"}),
         item({"type": "agent_message", "author": "/root/provenance_review", "recipient": "/root",
-              "content": [{"type": "input_text", "text": REPORT}]}),
-    ]) + b"\n")
+              "content": [{"type": "input_text", "text": REPORT}]}))
     assert index_file(store, path).entries == 1
     assert store.rows("SELECT name FROM files") == [("Build provenance",)]
     assert not set(index_tokens(store, "FINAL_ANSWER Payload")) & vocabulary(store)
