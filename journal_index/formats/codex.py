@@ -92,8 +92,8 @@ _WRAPPER_LINE = re.compile(
     r"Chunk ID: \S+|Wall time:? [\d.]+ s(?:econds)?|Original token count: \d+"
     r"|Process exited with code 0|Exit code: 0|Script completed|Script running with cell ID \d+")
 _WRAPPER_END = "Output:"
-_JSON_WRAPPED_START = '{"output":'  # how Codex 0.3x–0.4x began a result written as a JSON string
 _WRAPPER_REACH = 8192  # the "Output:" line ends the wrapper within this many characters
+_JSON_WRAPPED_START = '{"output":'  # how Codex 0.3x–0.4x began a result written as a JSON string
 _POLL_TOOL = "write_stdin"
 _SAFE_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
 _DAY_FOLDERS = 3  # current_journals looks at the newest few day folders only
