@@ -21,11 +21,11 @@ from typing import NamedTuple, Protocol
 
 from journal_index.formats import Entry, JournalFormat, Parsed, SessionName, Skip
 from journal_index.redact import redact
+from journal_index.text.call_lookback import LINK_WINDOW
 from journal_index.text.call_sites import CallSite, parse_salvaging
 from journal_index.text.entry_text import call_summary, index_texts
 from journal_index.text.text_forms import index_form, indexed_part
 
-LINK_WINDOW = 1 << 20
 _PRUNE_AT = 4096
 
 

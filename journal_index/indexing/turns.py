@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from journal_index.data import index_sql
 from journal_index.data.store import Store
-from journal_index.indexing.extract import LINK_WINDOW, EntryRow
+from journal_index.indexing.extract import EntryRow
+from journal_index.text.call_lookback import LINK_WINDOW
 
 
 @dataclass
