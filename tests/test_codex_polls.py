@@ -11,6 +11,8 @@ import pytest
 from journal_index.data.store import Store, open_store
 from journal_index.formats import Entry, codex
 from journal_index.indexing.indexer import index_file, index_files
+from journal_index.query import Filters, Reader, search
+from journal_index.query.scope import resolve_scope
 from tests.helpers import line_offsets, lines_with, terms_after_a_resumed_pass
 from tests.test_codex_format import THREAD, TS, item, line
 
@@ -109,3 +111,24 @@ def test_a_start_far_before_the_pass_is_found_once(tmp_path: Path, store: Store)
     expected = lines_with(store, "snapfile")
     assert len(expected) == 4
     assert terms_after_a_resumed_pass(tmp_path, NAME, lines, split, ("snapfile",)) == {"snapfile": expected}
+
+
+def test_the_reranker_reads_a_poll_led_by_its_command(tmp_path: Path, store: Store) -> None:
+    """A poll was found by its command's words; re-ranking reads them there too (proximity and
+    pairs), not only the poll's own ``write_stdin`` call. The other process's poll is not led
+    by this command."""
+    path = tmp_path / NAME
+    path.write_bytes(b"\n".join(LINES) + b"\n")
+    index_file(store, path)
+    offsets = line_offsets(LINES)
+    hits = search(store, "sort uniq snapfile", Filters(resolve_scope(store, "global", "/")), limit=10).hits
+    poll = next(h for h in hits if h.offset == offsets[8])
+    assert poll.explain.get("proximity", 0) > 0 and poll.explain.get("pairs", 0) > 0
+    reader = Reader(store)
+    assert COMMAND in (reader.scoring_text(poll) or "")
+    other = next(h for h in search(store, "release profile", Filters(resolve_scope(store, "global", "/"))).hits
+                 if h.offset == offsets[10])
+    led = reader.scoring_text(other) or ""
+    assert "cargo build --release" in led and "snapfile" not in led
+    # what a read shows is unchanged: the line and its own call
+    assert COMMAND not in (reader.verified_text(poll) or "")

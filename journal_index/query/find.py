@@ -37,6 +37,7 @@ from journal_index.query.ranking import match_quality, rank, rerank
 from journal_index.query.scope import Scope, SessionRef
 from journal_index.semantic.fusion import fuse
 from journal_index.text import giant_line
+from journal_index.text.call_lookback import process_lookback
 from journal_index.text.call_sites import find_call
 from journal_index.text.entry_text import call_summary, entry_text, searchable_text, thinking_apart
 from journal_index.text.text_forms import indexed_part
@@ -73,6 +74,7 @@ class Reader:
         # the page) does not open its journal again.
         self._found: dict[tuple[str, str, int, int, str, int | None, int | None],
                           tuple[Entry, ToolCall | None] | None] = {}
+        self._starts: dict[tuple[str, int, str], ToolCall | None] = {}  # a poll's command, by poll
 
     def tokenize(self, text: str) -> list[str]:
         tokens = self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
@@ -160,7 +162,29 @@ class Reader:
         parsed, call = found
         # A result's words include its call's: "what did alembic heads print" names the call.
         lead = call_summary(call) + "\n" if call is not None else ""
+        if call is not None and call.reads_process is not None:
+            # A poll was found by the command that started its process too (the index files
+            # its output under it): the re-ranker reads those words where the index did.
+            started = self._process_start(hit, call.reads_process)
+            if started is not None and started.shown:
+                lead += call_summary(started) + "\n"
         return (lead + parsed.text)[:limit]
+
+    def _process_start(self, hit: Hit, process: str) -> ToolCall | None:
+        """The call that started the process a poll's result reads, found before the poll as
+        the indexer finds it (None when it is out of reach)."""
+        path = self.resolve(hit.path)
+        if path is None:
+            return None
+        key = (path, hit.offset, process)
+        if key not in self._starts:
+            try:
+                with open_journal(path) as handle:
+                    site = process_lookback(handle.fileno(), get_format(hit.format), hit.offset, process, hit.offset)
+            except OSError:
+                return None
+            self._starts[key] = site.call if site is not None else None
+        return self._starts[key]
 
     def said_text(self, hit: Hit) -> str | None:
         """What the entry says besides its tool calls and their output (unredacted, for re-ranking
