@@ -125,7 +125,14 @@ def test_calls_and_their_outputs() -> None:
     assert isinstance(patch, Entry) and patch.text == "apply_patch\n*** Begin Patch\n+x"
     search = parse(item({"type": "web_search_call", "status": "completed",
                          "action": {"type": "search", "query": "fts5 contentless delete"}}))
-    assert isinstance(search, Entry) and search.text == "web_search\nfts5 contentless delete"
+    # a web search is a call (what was searched for is its argument), as Claude Code's WebSearch is
+    assert isinstance(search, Entry) and search.parts == []
+    assert search.text == "web_search\nquery: fts5 contentless delete"
+    assert [(c.name, c.arguments) for c in search.calls] == [("web_search", {"query": "fts5 contentless delete"})]
+    opened = parse(item({"type": "web_search_call", "action": {"type": "open_page", "url": "https://sqlite.org/f.html"}}))
+    assert isinstance(opened, Entry) and opened.calls[0].arguments == {"url": "https://sqlite.org/f.html"}
+    bare = parse(item({"type": "web_search_call", "status": "in_progress"}))  # no action yet: a call of nothing
+    assert isinstance(bare, Entry) and bare.calls[0].arguments == {} and bare.text == "web_search"
     output = parse(item({"type": "function_call_output", "call_id": "call_1", "output": "#386 stale"}))
     assert isinstance(output, Entry)
     assert (output.kind, output.answers, output.text) == ("tool_result", "call_1", "#386 stale")

@@ -95,6 +95,8 @@ _WRAPPER_END = "Output:"
 _WRAPPER_REACH = 8192  # the "Output:" line ends the wrapper within this many characters
 _JSON_WRAPPED_START = '{"output":'  # how Codex 0.3x–0.4x began a result written as a JSON string
 _POLL_TOOL = "write_stdin"
+_WEB_SEARCH_TOOL = "web_search"
+_WEB_SEARCH_ARGUMENTS = ("query", "url", "pattern")  # what was searched for, or the page opened
 _SAFE_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
 _DAY_FOLDERS = 3  # current_journals looks at the newest few day folders only
 _FILES_PER_DAY = 30
@@ -276,11 +278,12 @@ def _call(payload: dict[str, Any], entry_id: str, ts: int | None) -> Parsed:
     parts: list[str] = []
     calls: list[ToolCall] = []
     if kind == "web_search_call":
+        # A search the model ran (no result line follows): a call, as Claude Code's WebSearch is.
         action = payload.get("action")
-        parts.append("web_search")
-        if isinstance(action, dict):
-            parts += [v for k in ("query", "url", "pattern") if isinstance(v := action.get(k), str)]
-        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts)
+        action = action if isinstance(action, dict) else {}
+        searched = {k: v for k in _WEB_SEARCH_ARGUMENTS if isinstance(v := action.get(k), str)}
+        calls.append(ToolCall(call_id if isinstance(call_id, str) else "", _WEB_SEARCH_TOOL, searched))
+        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts, calls=calls)
     if kind == "local_shell_call":
         name: str | None = "local_shell"
         action = payload.get("action")
