@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from journal_index.query.question import IMPLICIT_NOW, is_name, normalize, parse
-from journal_index.text.text_forms import is_stopword
+from journal_index.text.text_forms import MAX_QUERY_GROUPS, MAX_QUERY_WORDS, STOPWORDS, is_stopword, query_groups
 
 
 @pytest.mark.parametrize("raw, text", [
@@ -98,3 +98,19 @@ def test_pairs_and_repeated_words() -> None:
 ])
 def test_glue_words_of_common_languages_are_stopwords(word: str, glue: bool) -> None:
     assert is_stopword(word) is glue
+
+
+def test_a_long_question_keeps_its_last_words() -> None:
+    """The 16-word cap counts words that carry meaning: a question typed as a sentence is not
+    cut before its subject, while a pasted wall of words still is."""
+    asked = ("after we stopped matching every symbol body against every short name in the repo, "
+             "how long did a full snapshot of the cli repo take?")
+    words = {g[0].lower() for g in parse(asked).groups if len(g) == 1}
+    assert {"snapshot", "cli", "full"} <= words
+    meaningful = [f"w{n}x" for n in range(40)]
+    glued = " ".join(f"the {w} of" for w in meaningful)  # glue repeats: counted once, as typed
+    kept = [g[0] for g in parse(glued).groups]
+    assert [w for w in kept if w.startswith("w")] == meaningful[:MAX_QUERY_GROUPS]
+    glue = " ".join(sorted(STOPWORDS))  # only glue: still stops, at the cap of all words
+    assert len(query_groups(glue)) == min(MAX_QUERY_WORDS, len(STOPWORDS))
+    assert len(parse(glue).groups) == min(MAX_QUERY_WORDS, len(STOPWORDS))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from journal_index.text.text_forms import MAX_QUERY_GROUPS, query_groups
+from journal_index.text.text_forms import QueryCap, query_groups
 
 INTENTS = ("lookup", "explain", "output", "now")
 
@@ -167,12 +167,10 @@ def parse(raw: str) -> Question:
     text = normalize(raw)
     groups: list[list[str]] = []
     typed: list[str] = []
-    seen: set[tuple[str, ...]] = set()
+    cap = QueryCap()
     for word in text.split():  # as query_groups makes them, each with the word typed
         found = query_groups(word)
-        key = tuple(t.lower() for t in found[0]) if found else ()
-        if key and key not in seen and len(groups) < MAX_QUERY_GROUPS:
-            seen.add(key)
+        if found and cap.admits(found[0]):
             groups.append(found[0])
             typed.append(word)
     names = tuple(i for i, word in enumerate(typed) if len(groups[i]) > 1 and is_name(word))

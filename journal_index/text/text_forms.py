@@ -67,9 +67,12 @@ def indexed_part(text: str) -> str:
     return text[:INDEX_HEAD_CHARS] + "\n" + text[-INDEX_TAIL_CHARS:]
 
 
-# A query is cut to this many distinct words: a pasted log or a runaway prompt must still
-# answer in milliseconds (each group is one more term for FTS5 to intersect and score).
+# A query is cut to this many distinct words that are not stopwords: a pasted log or a runaway
+# prompt must still answer in milliseconds (each is one more term for FTS5 to intersect and
+# score). Stopwords are dropped before the index is asked, so they do not use the 16 up (a
+# question typed as a sentence keeps its last words); all words together stop at the second cap.
 MAX_QUERY_GROUPS = 16
+MAX_QUERY_WORDS = 64
 MAX_GROUP_TERMS = 12
 
 
@@ -78,20 +81,41 @@ def query_groups(query: str) -> list[list[str]]:
 
     Each whitespace-separated word of the query is one group; a word that the tokenizer
     would split (``session-manager.ts``, ``maxRetryCount``, a CJK run) becomes a group of
-    several terms, matched as a phrase. Repeated words count once; at most
-    MAX_QUERY_GROUPS distinct words are kept, in the order typed.
+    several terms, matched as a phrase. Repeated words count once; distinct words are kept in
+    the order typed until MAX_QUERY_GROUPS of them are not stopwords (or MAX_QUERY_WORDS in all).
     """
     groups: list[list[str]] = []
-    seen: set[tuple[str, ...]] = set()
+    cap = QueryCap()
     for word in query.split():
         terms = _TERM_RUN.findall(index_form(word))[:MAX_GROUP_TERMS]
-        key = tuple(t.lower() for t in terms)
-        if terms and key not in seen:
-            seen.add(key)
+        if cap.admits(terms):
             groups.append(terms)
-            if len(groups) >= MAX_QUERY_GROUPS:
+            if cap.full:
                 break
     return groups
+
+
+class QueryCap:
+    """Which of a query's words, in the order typed, it keeps: each distinct word once, until
+    MAX_QUERY_GROUPS of them carry meaning or MAX_QUERY_WORDS are kept in all."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, ...]] = set()
+        self.meaningful = 0
+
+    @property
+    def full(self) -> bool:
+        return self.meaningful >= MAX_QUERY_GROUPS or len(self.seen) >= MAX_QUERY_WORDS
+
+    def admits(self, terms: list[str]) -> bool:
+        """Whether a word's terms are kept (counted as kept when they are)."""
+        key = tuple(t.lower() for t in terms)
+        if not terms or key in self.seen or self.full:
+            return False
+        self.seen.add(key)
+        if not (len(terms) == 1 and is_stopword(terms[0])):
+            self.meaningful += 1
+        return True
 
 
 # Question words and glue that half-remembered questions are full of ("how did we fix the
