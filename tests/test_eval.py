@@ -17,7 +17,7 @@ from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, Reader, search
 from journal_index.query.scope import resolve_scope
 from tests.eval.check_questions import check
-from tests.eval.corpora import EVAL_SESSIONS, corpora, load_all_questions
+from tests.eval.corpora import EVAL_SESSIONS, as_written, corpora, load_all_questions
 from tests.eval.eval_session_texts import parse_story
 from tests.eval.make_eval_sessions import build
 from tests.eval.run_eval import _call_shown_whole, evaluate_corpus, registered_format
@@ -164,3 +164,16 @@ def test_the_fresh_sets_sources_name_every_transcript_its_questions_use() -> Non
         used = {f"{part}/{e['file']}" for q in load_all_questions(corpus) for e in q["expected"]}
         assert used and used <= listed, corpus
     assert all(len(row["commit"]) == 40 and int(row["kib"]) > 0 for row in rows())
+
+
+def test_strict_counts_only_the_lines_the_writer_listed() -> None:
+    """Lines a judge added (README "Stop 35") are left out by ``--strict``; a 'by' other than
+    'judge' is refused by the checker."""
+    written = {"file": "a.jsonl", "line": 3}
+    judged = {"file": "a.jsonl", "line": 9, "by": "judge"}
+    question = {"id": "x", "expected": [written, judged]}
+    assert as_written(question)["expected"] == [written]
+    assert question["expected"] == [written, judged]  # the loaded question is left as it was
+    q = next(q for q in load_all_questions("claude") if not all(isinstance(e, str) for e in q["expected"]))
+    bad = {**q, "expected": [{**q["expected"][0], "by": "me"}]}
+    assert any("unknown 'by'" in p for p in check([bad], show=set()))

@@ -183,6 +183,8 @@ def check(questions: list[dict[str, Any]], show: set[str]) -> list[str]:
             problems.append(f"{qid}: facts_changed without 'Superseded:' in the note")
         found_quotes: set[str] = set()
         for loc in q["expected"]:
+            if loc.get("by", "judge") != "judge":
+                problems.append(f"{qid}: {loc['file']}:{loc['line']} has an unknown 'by' {loc['by']!r} (only 'judge')")
             path = corpus.base / loc["file"]
             if loc["file"] not in corpus.files or not path.is_file():
                 problems.append(f"{qid}: no journal {loc['file']!r} in corpus {corpus.name}")

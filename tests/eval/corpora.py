@@ -143,3 +143,10 @@ def load_questions(corpus: str | None = "fixtures", only_original: bool = True) 
 
 def load_all_questions(corpus: str | None = None) -> list[dict[str, Any]]:
     return load_questions(corpus, only_original=False)
+
+
+def as_written(question: dict[str, Any]) -> dict[str, Any]:
+    """The question with only the answer lines its writer listed: lines a judge added later
+    (``"by": "judge"``, README "Stop 35") left out, for ``run_eval --strict``."""
+    expected = [e for e in question["expected"] if not (isinstance(e, dict) and e.get("by") == "judge")]
+    return {**question, "expected": expected}

@@ -1,14 +1,16 @@
 """Retrieval eval: recall@1, recall@5 and MRR of `search`, overall, per class and per corpus.
 
 Run: python -m tests.eval.run_eval [--split train|test|all] [--naive] [--json OUT] [--corpus NAME ...]
-                                   [--verbose [--i-am-not-tuning]]
+                                   [--strict] [--verbose [--i-am-not-tuning]]
 
 Each corpus is copied into a temporary folder laid out the way its agent keeps journals, indexed
 into a fresh index, and asked its questions (``questions*.json``; see README.md). A hit is mapped
 back from (journal path, byte offset) to (file relative to the corpus folder, 1-based line), so a
 question's ``expected`` locators name lines of the original files. The old fixture questions name
 entry ids instead; either kind counts. A question is answered at rank r when an expected line
-(or entry id) is the r-th of the top 10 hits.
+(or entry id) is the r-th of the top 10 hits. Expected lines marked ``"by": "judge"`` were added
+after the question was written, by a judge who read the journal and never the search's output
+(README.md "Stop 35"); ``--strict`` counts only the lines the question's writer listed.
 
 Every figure is reported per split (train, test; README.md "Split"), overall, per agent, per corpus
 and per class, with a 95 % bootstrap interval, and with ``--naive`` beside the figures of a naive FTS5
@@ -46,7 +48,7 @@ from journal_index.query import Filters, Reader, search
 from journal_index.query.hits import Hit
 from journal_index.query.scope import resolve_scope
 from journal_index.text.call_sites import find_call
-from tests.eval.corpora import EVAL_NOW_MS, Corpus, corpora, load_all_questions, load_questions
+from tests.eval.corpora import EVAL_NOW_MS, Corpus, as_written, corpora, load_all_questions, load_questions
 from tests.eval.naive import NaiveSearch
 from tests.helpers import strings_in
 
@@ -432,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="allow --verbose (and --json) to show per-question results of the test split")
     parser.add_argument("--corpus", action="append", choices=sorted(corpora()),
                         help="evaluate only this corpus (repeatable; default: all)")
+    parser.add_argument("--strict", action="store_true",
+                        help="count only the answer lines the question writers listed, not those a judge added")
     args = parser.parse_args(argv)
     splits = SPLITS if args.split == "all" else (args.split,)
     per_question_ok = set(splits) if args.i_am_not_tuning else set(splits) - {"test"}
@@ -446,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         corpus = known[name]
         questions = [q for q in load_all_questions(name) if q.get("split") in splits]
+        if args.strict:
+            questions = [as_written(q) for q in questions]
         if not questions:
             continue
         if registered_format(corpus.fmt) is None:
