@@ -45,6 +45,8 @@ NEUTRAL = {"synonym": 0.0, "reply_link": -100.0, "name": 1.0, "newest_share": 1.
 STEPS = {"coverage": 0.5, "age": 0.5, "proximity": 0.2, "pairs": 0.15, "question_turn": 0.2, "reply_link": 0.2,
          "copy": 2.0, "newest_share": 0.1, "synonym": 0.15, "name": 0.25}
 FIELD_FACTORS = (0.5, 0.7, 1.4, 2.0)
+# A share of the best score is a fraction: only values in (0, 1] mean anything (log(0) would fail).
+SHARES = {"newest_share"}
 
 
 class Bench:
@@ -83,7 +85,8 @@ class Bench:
 def _candidates(weights: dict[str, Any], key: tuple[str, ...]) -> list[float]:
     if key[0] == "features":
         value, step = weights["features"][key[1]], STEPS[key[1]]
-        return [round(value + d * step, 4) for d in (-2, -1, 1, 2)]
+        tried = [round(value + d * step, 4) for d in (-2, -1, 1, 2)]
+        return [v for v in tried if 0 < v <= 1] if key[1] in SHARES else tried
     value = weights["fields"][key[1]][key[2]]
     return [round(value * f, 4) for f in FIELD_FACTORS]
 
