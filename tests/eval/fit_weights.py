@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from journal_index.query import ranking
-from journal_index.query.ranking_weights import FIELD_NAMES, FITTED
+from journal_index.query.ranking_weights import FIELD_NAMES, FITTED, NOTE
 from tests.eval.corpora import corpora, load_all_questions
 from tests.eval.run_eval import Built, Rank, built, figures, mrr_difference, rank_of, registered_format
 
@@ -194,8 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(weights, indent=1))
     if args.write:
         end = f"end: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}"
-        write(weights, f"fitted by tests/eval/fit_weights.py (seed {SEED!r}, min gain {MIN_GAIN}) on the train "
-                       f"split; {log[0]}; {len(log) - 1} weights moved; {end}")
+        moves = ", ".join(line.split(": ", 1)[1].split(" -> ")[0] for line in log[1:])
+        # The note keeps every earlier fit: it is the weights' history.
+        write(weights, f"{NOTE}; refitted (seed {SEED!r}, min gain {MIN_GAIN}): {log[0]}; "
+                       f"{len(log) - 1} weights moved ({moves}); {end}")
     return 0
 
 
