@@ -23,6 +23,7 @@ HELDOUT = REPO / "fixtures" / "heldout"  # blind held-out test set (fixtures/hel
 TRAIN_AGENTS = REPO / "fixtures" / "train-agents"  # training set of public transcripts (its README.md)
 FRESH = REPO / "fixtures" / "fresh"  # second blind held-out set, test only (its README.md)
 TRAIN_MORE = REPO / "fixtures" / "train-more"  # more public training transcripts (its README.md)
+TRAIN_THIRD = REPO / "fixtures" / "train-third"  # a third set of public training transcripts (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -39,6 +40,8 @@ NOW_FRESH_CODEX = 1_771_804_800_000  # 2026-02-23
 # The train-more transcripts end 2026-08-19 (Claude Code) and 2026-08-16 (Codex): three weeks later.
 NOW_TRAIN_MORE_CLAUDE = 1_788_998_400_000  # 2026-09-10
 NOW_TRAIN_MORE_CODEX = 1_788_739_200_000  # 2026-09-07
+# The train-third transcripts (Codex only) end 2026-07-16: three weeks later.
+NOW_TRAIN_THIRD_CODEX = 1_786_060_800_000  # 2026-08-07
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ def corpora() -> dict[str, Corpus]:
         _agent_corpus("fresh-codex", "codex", FRESH / "codex", NOW_FRESH_CODEX),
         _agent_corpus("train-more-claude", "claude", TRAIN_MORE / "claude", NOW_TRAIN_MORE_CLAUDE),
         _agent_corpus("train-more-codex", "codex", TRAIN_MORE / "codex", NOW_TRAIN_MORE_CODEX),
+        _agent_corpus("train-third-codex", "codex", TRAIN_THIRD / "codex", NOW_TRAIN_THIRD_CODEX),
     ]
     return {corpus.name: corpus for corpus in found}
 
