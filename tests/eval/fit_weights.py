@@ -91,6 +91,16 @@ def _candidates(weights: dict[str, Any], key: tuple[str, ...]) -> list[float]:
     return [round(value * f, 4) for f in FIELD_FACTORS]
 
 
+def _moved(start: dict[str, Any], end: dict[str, Any]) -> list[str]:
+    """Each weight the fit changed, as "name old -> new"."""
+    moved = [f"{name} {start['features'][name]} -> {value}"
+             for name, value in end["features"].items() if value != start["features"][name]]
+    moved += [f"{intent}.{field} {start['fields'][intent][field]} -> {value}"
+              for intent, row in end["fields"].items() for field, value in row.items()
+              if value != start["fields"][intent][field]]
+    return moved
+
+
 def _set(weights: dict[str, Any], key: tuple[str, ...], value: float) -> dict[str, Any]:
     out = copy.deepcopy(weights)
     if key[0] == "features":
@@ -194,10 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(weights, indent=1))
     if args.write:
         end = f"end: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}"
-        moves = ", ".join(line.split(": ", 1)[1].split(" -> ")[0] for line in log[1:])
+        moved = _moved(start, weights)
         # The note keeps every earlier fit: it is the weights' history.
         write(weights, f"{NOTE}; refitted (seed {SEED!r}, min gain {MIN_GAIN}): {log[0]}; "
-                       f"{len(log) - 1} weights moved ({moves}); {end}")
+                       f"{len(moved)} weights moved ({', '.join(moved)}); {end}")
     return 0
 
 
