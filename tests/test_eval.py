@@ -177,3 +177,19 @@ def test_strict_counts_only_the_lines_the_writer_listed() -> None:
     q = next(q for q in load_all_questions("claude") if not all(isinstance(e, str) for e in q["expected"]))
     bad = {**q, "expected": [{**q["expected"][0], "by": "me"}]}
     assert any("unknown 'by'" in p for p in check([bad], show=set()))
+
+
+def test_the_fit_tries_a_share_of_the_best_score_only_where_it_means_something() -> None:
+    """newest_share is a fraction of the best score, whose logarithm is taken: a step to 0 or
+    below crashed a refit, and one above 1 would lift every hit."""
+    from journal_index.query.ranking_weights import FITTED
+    from tests.eval.fit_weights import _candidates, _moved, _set
+
+    for share in (0.1, 0.3, 1.0):
+        weights = _set(FITTED, ("features", "newest_share"), share)
+        tried = _candidates(weights, ("features", "newest_share"))
+        assert tried and all(0 < value <= 1 for value in tried), (share, tried)
+    assert any(value < 0 for value in _candidates(FITTED, ("features", "age")))  # other weights may change sign
+    moved = _set(_set(FITTED, ("features", "newest_share"), 0.2), ("fields", "now", "said"), 0.7)
+    assert _moved(FITTED, moved) == [f"newest_share {FITTED['features']['newest_share']} -> 0.2",  # type: ignore[index]
+                                     f"now.said {FITTED['fields']['now']['said']} -> 0.7"]  # type: ignore[index]
