@@ -15,10 +15,12 @@ import pytest
 from journal_index.data.store import Store
 from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, Reader, search
+from journal_index.query.ranking_weights import FITTED
 from journal_index.query.scope import resolve_scope
 from tests.eval.check_questions import check
 from tests.eval.corpora import EVAL_SESSIONS, as_written, corpora, load_all_questions
 from tests.eval.eval_session_texts import parse_story
+from tests.eval.fit_weights import _candidates, _moved, _set
 from tests.eval.make_eval_sessions import build
 from tests.eval.run_eval import _call_shown_whole, evaluate_corpus, registered_format
 
@@ -181,10 +183,7 @@ def test_strict_counts_only_the_lines_the_writer_listed() -> None:
 
 def test_the_fit_tries_a_share_of_the_best_score_only_where_it_means_something() -> None:
     """newest_share is a fraction of the best score, whose logarithm is taken: a step to 0 or
-    below crashed a refit, and one above 1 would lift every hit."""
-    from journal_index.query.ranking_weights import FITTED
-    from tests.eval.fit_weights import _candidates, _moved, _set
-
+    below crashed a refit, and above 1 it lifts nothing, as 1 does."""
     for share in (0.1, 0.3, 1.0):
         weights = _set(FITTED, ("features", "newest_share"), share)
         tried = _candidates(weights, ("features", "newest_share"))
