@@ -10,7 +10,9 @@ eval's train split):
      output, a summary — in the table of the question's intent (BM25F-style, one table);
    * ``coverage``: the share of the question's weight it holds (groups weighted by idf, names
      more, synonyms less), so a long output holding a few common words does not win;
-   * ``age``: damping over weeks (asked for now, ``newest`` below orders the statements in time).
+   * ``age``: damping over weeks (asked for now, ``newest`` below orders the statements in time);
+   * ``length``: the journal line's size, against the words a long entry (a big tool output)
+     holds by chance — coverage is not normalized by length, bm25 is.
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
    close together), ``pairs`` (its word pairs as typed), ``question_turn`` (a question found in
    the journal, whose turn's reply then gets ``reply_link``: at least the question's score plus
@@ -46,6 +48,7 @@ BULK_LEADS = 1  # bulk candidates are also found by the rarest concepts alone (a
 FILL_MIN_GROUPS = 2  # a single precise word (an identifier) is not padded with partial matches
 RERANK = 10  # the best this many candidates are re-read and scored on their text (a page shows 8)
 PROXIMITY_CHARS = 200
+LENGTH_BYTES = 1_000  # the scale of the length feature (a journal line's bytes)
 QUESTION_CHARS = 600
 SUMMARY_KINDS = frozenset({"compaction", "branch_summary"})
 TOOL_KINDS = frozenset({"tool_result", "bash"})
@@ -188,6 +191,8 @@ def rank(store: Store, question: Question, filters: Filters, now: int, tokenize:
             "field": math.log(max(fields[best[2]], EPS)),
             "coverage": _w("coverage") * math.log(max(coverage, EPS)),
             "age": _w("age") * math.log1p(age_days / AGE_DAYS),
+            # a long entry holds many of a question's words by chance: coverage is not normalized
+            "length": _w("length") * math.log1p(hit.length / LENGTH_BYTES),
         }
         hit.score = sum(hit.explain.values())
     ranked = _sorted(list(found.values()))
