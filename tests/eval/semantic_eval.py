@@ -46,7 +46,11 @@ def _cached(encode: Any) -> Any:
         missing = [i for i, k in enumerate(keys) if not (CACHE / f"{k}.npy").exists()]
         if missing:
             for i, v in zip(missing, encode([texts[i] for i in missing], batch_size), strict=True):
-                np.save(CACHE / f"{keys[i]}.npy", v)
+                # written aside, then renamed: another run reading the cache never sees half a file
+                part = CACHE / f"{keys[i]}.{os.getpid()}.part"
+                with open(part, "wb") as handle:
+                    np.save(handle, v)
+                os.replace(part, CACHE / f"{keys[i]}.npy")
         return np.stack([np.load(CACHE / f"{k}.npy") for k in keys]) if keys else np.zeros((0, 384), np.float32)
     return cached
 
