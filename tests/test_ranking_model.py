@@ -4,6 +4,7 @@ and `search --explain` shows the factors (text and JSON), on the real fixture jo
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -62,6 +63,19 @@ def test_a_factor_weight_moves_the_score_it_names(indexed_store: Store, monkeypa
     monkeypatch.setattr(ranking, "WEIGHTS", weights)
     hits = search(indexed_store, QUERIES[0], Filters(resolve_scope(indexed_store, "global")), now=NOW_MS).hits
     assert hits and all(h.explain.get("age", 0.0) == 0.0 for h in hits)
+
+
+def test_a_longer_line_is_lowered_by_the_log_of_its_size(indexed_store: Store) -> None:
+    """``length``: coverage is not normalized by length, so a long entry is lowered a little, by
+    the logarithm of its journal line's bytes; a short one hardly at all."""
+    weight = ranking.WEIGHTS["features"]["length"]
+    assert weight < 0
+    hits = search(indexed_store, QUERIES[0], Filters(resolve_scope(indexed_store, "global")), limit=10, now=NOW_MS).hits
+    assert len({h.length for h in hits}) > 1
+    for hit in hits:
+        assert hit.explain["length"] == pytest.approx(weight * math.log1p(hit.length / ranking.LENGTH_BYTES))
+    longest, shortest = max(hits, key=lambda h: h.length), min(hits, key=lambda h: h.length)
+    assert longest.explain["length"] < shortest.explain["length"] <= 0
 
 
 def _cli(db: Path, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
