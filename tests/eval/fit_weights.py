@@ -1,14 +1,17 @@
 """Fit the ranking's weights on the train split, and ablate them.
 
 Run: python -m tests.eval.fit_weights [--write]            # coordinate ascent on train MRR
+     python -m tests.eval.fit_weights --consistent [--write]   # each move must hold in every agent family
      python -m tests.eval.fit_weights --ablate [--split train|test]   # each factor off
 
 Fitting reads the train split only: every corpus with train questions is indexed once, then each
 weight in turn (features, then the field × intent table; the order shuffled by a fixed seed) is
 tried at a few values around its current one, and the best kept when it raises train MRR by at
 least MIN_GAIN (about half a question moved from rank 2 to 1, so one question's noise does not
-move a weight). Rounds repeat until none moves. ``--write`` stores the result in
-journal_index/query/ranking_weights.py with a note of the run.
+move a weight). Rounds repeat until none moves. With ``--consistent`` a move is also refused when
+it lowers the MRR of any one agent family of the split (pi, Claude Code, Codex): a gain in one
+agent's journals paid for by another's is one way a refit gains on train and loses on test.
+``--write`` stores the result in journal_index/query/ranking_weights.py with a note of the run.
 
 ``--ablate`` sets each factor to its neutral value (a feature's weight 0; a name or synonym
 multiplier 1 / 0; a field's weight 1 in every intent) and reports R@1, R@5 and MRR of the split,
@@ -81,6 +84,18 @@ class Bench:
         f = figures(self.ranks(weights))
         return f.mrr, f.recall_at_1
 
+    def family_scores(self, weights: dict[str, Any]) -> tuple[tuple[float, float], dict[str, float]]:
+        """The split's (MRR, R@1), and the MRR of each agent family (its corpora's format)."""
+        ranking.WEIGHTS = weights
+        everyone: list[Rank] = []
+        families: dict[str, list[Rank]] = {}
+        for b, questions in self.sets:
+            ranks = [rank_of(b.store, q, b.corpus.now_ms, b) for q in questions]
+            everyone += ranks
+            families.setdefault(b.corpus.fmt, []).extend(ranks)
+        f = figures(everyone)
+        return (f.mrr, f.recall_at_1), {name: figures(ranks).mrr for name, ranks in families.items()}
+
 
 def _candidates(weights: dict[str, Any], key: tuple[str, ...]) -> list[float]:
     if key[0] == "features":
@@ -110,19 +125,27 @@ def _set(weights: dict[str, Any], key: tuple[str, ...], value: float) -> dict[st
     return out
 
 
-def fit(bench: Bench, start: dict[str, Any]) -> tuple[dict[str, Any], list[str], tuple[float, float]]:
+def fit(bench: Bench, start: dict[str, Any],
+        consistent: bool = False) -> tuple[dict[str, Any], list[str], tuple[float, float]]:
     keys: list[tuple[str, ...]] = [("features", f) for f in start["features"]]
     keys += [("fields", i, f) for i in start["fields"] for f in FIELD_NAMES]
     random.Random(SEED).shuffle(keys)
-    weights, best = copy.deepcopy(start), bench.score(start)
+    weights = copy.deepcopy(start)
+    best, families = bench.family_scores(start)
     log = [f"start: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}"]
+    if consistent:
+        log[0] += " (" + ", ".join(f"{name} {mrr:.4f}" for name, mrr in sorted(families.items())) + ")"
     for round_no in range(1, MAX_ROUNDS + 1):
         moved = False
         for key in keys:
-            trials = [(bench.score(_set(weights, key, v)), v) for v in _candidates(weights, key)]
-            (score, value) = max(trials)
+            trials = [(bench.family_scores(_set(weights, key, v)), v) for v in _candidates(weights, key)]
+            if consistent:  # a move may cost no family anything
+                trials = [t for t in trials if all(t[0][1][name] >= mrr for name, mrr in families.items())]
+            if not trials:
+                continue
+            ((score, by_family), value) = max(trials, key=lambda t: (t[0][0], t[1]))
             if score[0] >= best[0] + MIN_GAIN or (score[0] >= best[0] and score[1] > best[1] + MIN_GAIN):
-                weights, best, moved = _set(weights, key, value), score, True
+                weights, best, families, moved = _set(weights, key, value), score, by_family, True
                 log.append(f"round {round_no}: {'.'.join(key)} = {value} -> train MRR {best[0]:.4f}, R@1 {best[1]:.4f}")
                 print(log[-1], flush=True)
         if not moved:
@@ -162,6 +185,8 @@ def ablations(start: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="store the fitted weights in ranking_weights.py")
+    parser.add_argument("--consistent", action="store_true",
+                        help="keep a move only if no agent family of the split loses MRR by it")
     parser.add_argument("--ablate", action="store_true", help="report each factor off instead of fitting")
     parser.add_argument("--split", choices=("train", "test"), default="train", help="the split ablated")
     parser.add_argument("--off", metavar="A,B", help="with --ablate: these features off together, per corpus")
@@ -171,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or (off and not args.ablate):
         print(f"fit_weights: --off takes features of ranking_weights.py with --ablate; not {', '.join(unknown)}"
               if unknown else "fit_weights: --off goes with --ablate", file=sys.stderr)
+        return 2
+    if args.consistent and args.ablate:
+        print("fit_weights: --consistent goes with fitting, not with --ablate", file=sys.stderr)
         return 2
     if not args.ablate and args.split != "train":
         print("fit_weights: weights are fitted on the train split only", file=sys.stderr)
@@ -200,13 +228,14 @@ def main(argv: list[str] | None = None) -> int:
                 f = figures(bench.ranks(weights))
                 print(f"  {label:<26} {f.recall_at_1:.3f}  {f.recall_at_5:.3f}  {f.mrr:.3f}  {f.mrr - base.mrr:+.3f}")
             return 0
-        weights, log, best = fit(bench, start)
+        weights, log, best = fit(bench, start, consistent=args.consistent)
     print(json.dumps(weights, indent=1))
     if args.write:
         end = f"end: train MRR {best[0]:.4f}, R@1 {best[1]:.4f}"
         moved = _moved(start, weights)
         # The note keeps every earlier fit: it is the weights' history.
-        write(weights, f"{NOTE}; refitted (seed {SEED!r}, min gain {MIN_GAIN}): {log[0]}; "
+        how = ", every agent family no lower" if args.consistent else ""
+        write(weights, f"{NOTE}; refitted (seed {SEED!r}, min gain {MIN_GAIN}{how}): {log[0]}; "
                        f"{len(moved)} weights moved ({', '.join(moved)}); {end}")
     return 0
 
