@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from journal_index.query.scope import resolve_scope
 from tests.eval.check_questions import check
 from tests.eval.corpora import EVAL_SESSIONS, as_written, corpora, load_all_questions
 from tests.eval.eval_session_texts import parse_story
-from tests.eval.fit_weights import _candidates, _moved, _set
+from tests.eval.fit_weights import _candidates, _moved, _set, fit
 from tests.eval.make_eval_sessions import build
 from tests.eval.run_eval import _call_shown_whole, evaluate_corpus, registered_format
 
@@ -181,6 +182,24 @@ def test_strict_counts_only_the_lines_the_writer_listed() -> None:
     q = next(q for q in load_all_questions("claude") if not all(isinstance(e, str) for e in q["expected"]))
     bad = {**q, "expected": [{**q["expected"][0], "by": "me"}]}
     assert any("unknown 'by'" in p for p in check([bad], show=set()))
+
+
+class _TradeOff:
+    """Scores in which more coverage helps pi's questions a lot and costs Codex's a little."""
+
+    def family_scores(self, weights: dict[str, Any]) -> tuple[tuple[float, float], dict[str, float]]:
+        more = float(weights["features"]["coverage"]) - float(FITTED["features"]["coverage"])  # type: ignore[index]
+        families = {"pi": 0.5 + 0.1 * more, "codex": 0.5 - 0.01 * more, "claude": 0.5}
+        mrr = sum(families.values()) / len(families)
+        return (mrr, mrr), families
+
+
+def test_a_consistent_fit_refuses_a_move_that_one_agent_family_pays_for() -> None:
+    plain, _, (plain_mrr, _) = fit(_TradeOff(), FITTED)
+    assert plain["features"]["coverage"] > FITTED["features"]["coverage"]  # type: ignore[index]
+    consistent, log, (mrr, _) = fit(_TradeOff(), FITTED, consistent=True)
+    assert consistent == FITTED and mrr < plain_mrr
+    assert "codex 0.5000" in log[0]  # the start says what each family scores
 
 
 def test_the_fit_tries_a_share_of_the_best_score_only_where_it_means_something() -> None:

@@ -30,7 +30,7 @@ import tempfile
 import textwrap
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from journal_index.query import ranking
 from journal_index.query.ranking_weights import FIELD_NAMES, FITTED, NOTE
@@ -50,6 +50,10 @@ STEPS = {"coverage": 0.5, "age": 0.5, "proximity": 0.2, "pairs": 0.15, "question
 FIELD_FACTORS = (0.5, 0.7, 1.4, 2.0)
 # A share of the best score is a fraction: 0 or below has no logarithm, above 1 is the same as 1.
 SHARES = {"newest_share"}
+
+
+class Scored(Protocol):
+    def family_scores(self, weights: dict[str, Any]) -> tuple[tuple[float, float], dict[str, float]]: ...
 
 
 class Bench:
@@ -125,7 +129,7 @@ def _set(weights: dict[str, Any], key: tuple[str, ...], value: float) -> dict[st
     return out
 
 
-def fit(bench: Bench, start: dict[str, Any],
+def fit(bench: Scored, start: dict[str, Any],
         consistent: bool = False) -> tuple[dict[str, Any], list[str], tuple[float, float]]:
     keys: list[tuple[str, ...]] = [("features", f) for f in start["features"]]
     keys += [("fields", i, f) for i in start["fields"] for f in FIELD_NAMES]
