@@ -109,3 +109,34 @@ def test_search_explain_prints_each_factor_per_hit(sessions_root: Path, tmp_path
     lines = [line for line in text.stdout.splitlines() if line.strip().startswith("score ")]
     assert len(lines) == len(results)
     assert all(" bm25 " in line and " coverage " in line for line in lines if "reply_link" not in line)
+
+
+def test_an_entry_that_only_thinks_is_lowered_by_thought(tmp_path: Path, store: Store) -> None:
+    """``thought``: a Codex reasoning summary ("I'm checking…") holding the question's words
+    comes after the reply that says what was found, and only it carries the factor."""
+    from journal_index.indexing.indexer import index_file
+    from journal_index.query import Reader
+    from tests.test_codex_format import THREAD, TS, item, line
+
+    plan = "**Checking the widget cache eviction** I'm looking at how the widget cache evicts entries."
+    reply = "The widget cache eviction drops entries after ten minutes idle; the sweep runs hourly."
+    lines = [
+        line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look at the cache"}]}),
+        item({"type": "reasoning", "summary": [{"type": "summary_text", "text": plan}], "content": None}),
+        item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": reply}]}),
+    ]
+    path = tmp_path / "rollout-2026-11-30T12-38-07-thought.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    index_file(store, path)
+
+    weight = ranking.WEIGHTS["features"]["thought"]
+    assert weight < 0
+    hits = search(store, "widget cache eviction", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
+    reader = Reader(store)
+    thinking = [h for h in hits if reader.only_thinking(h)]
+    replies = [h for h in hits if h.kind == "assistant" and not reader.only_thinking(h)]
+    assert len(thinking) == 1 and len(replies) == 1
+    assert thinking[0].explain["thought"] == weight
+    assert "thought" not in replies[0].explain
+    assert hits.index(replies[0]) < hits.index(thinking[0])

@@ -192,6 +192,15 @@ class Reader:
         found = self._entry_and_call(hit)
         return None if found is None else "\n".join(found[0].parts)
 
+    def only_thinking(self, hit: Hit) -> bool:
+        """Whether the entry at the hit's place is only the model's readable thinking: no reply,
+        no call, no output (False if the line is not it)."""
+        found = self._entry_and_call(hit)
+        if found is None:
+            return False
+        entry = found[0]
+        return bool(entry.parts) and len(entry.thinking_at) == len(entry.parts) and not entry.calls and not entry.output
+
     def forget(self) -> None:
         """Drop the lines read so far (a journal was reindexed after a rewrite)."""
         self._parsed.clear()
@@ -276,7 +285,8 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
         if groups:
             ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
             # ordered by score, which is what the JSON shows: nothing reorders after this
-            ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text, limit)
+            ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text,
+                            reader.only_thinking, limit)
             # where words fall short, what is nearest in meaning (the optional semantic layer)
             ranked = fuse(store, ranked, question.raw, filters, limit)
         else:

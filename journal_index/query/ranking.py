@@ -14,7 +14,8 @@ eval's train split):
    * ``length``: the journal line's size, against the words a long entry (a big tool output)
      holds by chance — coverage is not normalized by length, bm25 is.
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
-   close together), ``pairs`` (its word pairs as typed), ``question_turn`` (a question found in
+   close together), ``pairs`` (its word pairs as typed), ``thought`` (an entry that is only the
+   model's readable thinking, no reply, call or output), ``question_turn`` (a question found in
    the journal, whose turn's reply then gets ``reply_link``: at least the question's score plus
    that weight), ``copy`` (a reply pasting an earlier answer of ours, or repeating an older
    candidate), and ``newest`` (asked for now: those close to the best, newest first; summaries
@@ -262,9 +263,9 @@ def _head(ranked: list[Hit], terms: set[str], tokenize: Tokenize,
 
 
 def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokenize, text_of: TextOf,
-           said_of: TextOf, limit: int = RERANK) -> list[Hit]:
-    """The best candidates scored again on their own words (proximity, pairs, question turn and
-    its reply, copy); every hit sorted by its score."""
+           said_of: TextOf, only_thinks: Callable[[Hit], bool], limit: int = RERANK) -> list[Hit]:
+    """The best candidates scored again on their own words (proximity, pairs, thought, question
+    turn and its reply, copy); every hit sorted by its score."""
     from journal_index.query.excerpt import find_matches
 
     groups = question.groups
@@ -286,6 +287,9 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
                                                                  PROXIMITY_CHARS))
         phrased = pairs_found(lowered, pairs)
         _set(hit, "pairs", _w("pairs") * math.log1p(phrased))
+        if hit.kind == "assistant" and only_thinks(hit):
+            # the model planning aloud ("I'm checking the config…"): what it found or did is said after
+            _set(hit, "thought", _w("thought"))
         # Asked, a question quoted word for word is what is looked for; one merely alike asks
         # what its reply says.
         if (hit.kind == "user" and question.asks and _asks_in_journal(text, question.intent == "explain")
