@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from journal_index.data.store import Store
-from journal_index.query import Filters, ranking, search
+from journal_index.indexing.indexer import index_file
+from journal_index.query import Filters, Reader, ranking, search
 from journal_index.query.ranking_weights import FIELD_NAMES, FITTED
 from journal_index.query.scope import resolve_scope
+from tests.test_codex_format import THREAD, TS, item, line
 
 NOW_MS = 1_796_083_200_000  # 2026-12-01
 QUERIES = [
@@ -114,10 +116,6 @@ def test_search_explain_prints_each_factor_per_hit(sessions_root: Path, tmp_path
 def test_an_entry_that_only_thinks_is_lowered_by_thought(tmp_path: Path, store: Store) -> None:
     """``thought``: a Codex reasoning summary ("I'm checking…") holding the question's words
     comes after the reply that says what was found, and only it carries the factor."""
-    from journal_index.indexing.indexer import index_file
-    from journal_index.query import Reader
-    from tests.test_codex_format import THREAD, TS, item, line
-
     plan = "**Checking the widget cache eviction** I'm looking at how the widget cache evicts entries."
     reply = "The widget cache eviction drops entries after ten minutes idle; the sweep runs hourly."
     lines = [
