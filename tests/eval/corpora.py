@@ -25,6 +25,7 @@ FRESH = REPO / "fixtures" / "fresh"  # second blind held-out set, test only (its
 TRAIN_MORE = REPO / "fixtures" / "train-more"  # more public training transcripts (its README.md)
 TRAIN_THIRD = REPO / "fixtures" / "train-third"  # a third set of public training transcripts (its README.md)
 TRAIN_FOURTH = REPO / "fixtures" / "train-fourth"  # older Codex rollouts, for training (its README.md)
+TRAIN_FIFTH = REPO / "fixtures" / "train-fifth"  # a fifth training set, Claude Code first (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -45,6 +46,8 @@ NOW_TRAIN_MORE_CODEX = 1_788_739_200_000  # 2026-09-07
 NOW_TRAIN_THIRD_CODEX = 1_786_060_800_000  # 2026-08-07
 # The train-fourth transcripts (Codex 0.42-0.73, 2025) end 2025-12-16: three weeks later.
 NOW_TRAIN_FOURTH_CODEX = 1_767_744_000_000  # 2026-01-07
+# The train-fifth transcripts: set three weeks after their last entry once they are in.
+NOW_TRAIN_FIFTH = EVAL_NOW_MS
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,8 @@ def corpora() -> dict[str, Corpus]:
         _agent_corpus("train-more-codex", "codex", TRAIN_MORE / "codex", NOW_TRAIN_MORE_CODEX),
         _agent_corpus("train-third-codex", "codex", TRAIN_THIRD / "codex", NOW_TRAIN_THIRD_CODEX),
         _agent_corpus("train-fourth-codex", "codex", TRAIN_FOURTH / "codex", NOW_TRAIN_FOURTH_CODEX),
+        _agent_corpus("train-fifth-claude", "claude", TRAIN_FIFTH / "claude", NOW_TRAIN_FIFTH),
+        _agent_corpus("train-fifth-codex", "codex", TRAIN_FIFTH / "codex", NOW_TRAIN_FIFTH),
     ]
     return {corpus.name: corpus for corpus in found}
 
