@@ -46,8 +46,8 @@ NOW_TRAIN_MORE_CODEX = 1_788_739_200_000  # 2026-09-07
 NOW_TRAIN_THIRD_CODEX = 1_786_060_800_000  # 2026-08-07
 # The train-fourth transcripts (Codex 0.42-0.73, 2025) end 2025-12-16: three weeks later.
 NOW_TRAIN_FOURTH_CODEX = 1_767_744_000_000  # 2026-01-07
-# The train-fifth transcripts: set three weeks after their last entry once they are in.
-NOW_TRAIN_FIFTH = EVAL_NOW_MS
+# The train-fifth transcripts (Claude Code only) end 2026-01-13: three weeks later.
+NOW_TRAIN_FIFTH = 1_770_076_800_000  # 2026-02-03
 
 
 @dataclass(frozen=True)
