@@ -25,7 +25,7 @@ FRESH = REPO / "fixtures" / "fresh"  # second blind held-out set, test only (its
 TRAIN_MORE = REPO / "fixtures" / "train-more"  # more public training transcripts (its README.md)
 TRAIN_THIRD = REPO / "fixtures" / "train-third"  # a third set of public training transcripts (its README.md)
 TRAIN_FOURTH = REPO / "fixtures" / "train-fourth"  # older Codex rollouts, for training (its README.md)
-TRAIN_FIFTH = REPO / "fixtures" / "train-fifth"  # a fifth training set, Claude Code first (its README.md)
+TRAIN_FIFTH = REPO / "fixtures" / "train-fifth"  # a fifth training set, Claude Code (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -47,7 +47,7 @@ NOW_TRAIN_THIRD_CODEX = 1_786_060_800_000  # 2026-08-07
 # The train-fourth transcripts (Codex 0.42-0.73, 2025) end 2025-12-16: three weeks later.
 NOW_TRAIN_FOURTH_CODEX = 1_767_744_000_000  # 2026-01-07
 # The train-fifth transcripts (Claude Code only) end 2026-01-13: three weeks later.
-NOW_TRAIN_FIFTH = 1_770_076_800_000  # 2026-02-03
+NOW_TRAIN_FIFTH_CLAUDE = 1_770_076_800_000  # 2026-02-03
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,7 @@ def corpora() -> dict[str, Corpus]:
         _agent_corpus("train-more-codex", "codex", TRAIN_MORE / "codex", NOW_TRAIN_MORE_CODEX),
         _agent_corpus("train-third-codex", "codex", TRAIN_THIRD / "codex", NOW_TRAIN_THIRD_CODEX),
         _agent_corpus("train-fourth-codex", "codex", TRAIN_FOURTH / "codex", NOW_TRAIN_FOURTH_CODEX),
-        _agent_corpus("train-fifth-claude", "claude", TRAIN_FIFTH / "claude", NOW_TRAIN_FIFTH),
-        _agent_corpus("train-fifth-codex", "codex", TRAIN_FIFTH / "codex", NOW_TRAIN_FIFTH),
+        _agent_corpus("train-fifth-claude", "claude", TRAIN_FIFTH / "claude", NOW_TRAIN_FIFTH_CLAUDE),
     ]
     return {corpus.name: corpus for corpus in found}
 
