@@ -348,8 +348,10 @@ def _newest_first(ordered: list[Hit], now: float) -> None:
 def _one_per_entry(hits: list[Hit], speaking: set[int] | None = None) -> list[Hit]:
     """One hit per entry id (/fork and branch copies repeat entries under the same id: the
     others are noted on the first), and a call counts once with its result: the result holds
-    the call, so it takes the call's place, unless the entry making the call is in
-    ``speaking`` (it also says something the question asks about; None: keep every call)."""
+    the call, so the call gives way to it, unless the entry making the call is in ``speaking``
+    (it also says something the question asks about; None: keep every call). The result keeps
+    its own place: a call matched by its arguments (a file written whole) is weaker evidence
+    than its score says (lifting results to their calls' places lost 42 train questions for 8)."""
     answered = {(h.path, h.link_offset) for h in hits if h.link_offset is not None} if speaking is not None else set()
     first: dict[str, Hit] = {}
     out = []
