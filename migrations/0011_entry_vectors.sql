@@ -2,7 +2,7 @@
 -- Derived data like the FTS terms: each is the embedding of an entry's redacted words (what a
 -- person or an agent said, and summaries; never tool output), 384 int8 components. Rows are
 -- written in the background by `watch` and the MCP server when the `semantic` extra is
--- installed and the layer turned on (JOURNAL_INDEX_SEMANTIC=gated), and stay empty otherwise. `seq` grows with each write, so a process's copy of
+-- installed and the layer turned on (JOURNAL_INDEX_SEMANTIC, fusion.py), and stay empty otherwise. `seq` grows with each write, so a process's copy of
 -- the vectors reads only the rows written since it last looked. A NULL vector marks an entry
 -- that says nothing to embed (calls only), so that it is not read again. IF NOT EXISTS: an index
 -- told it is older than it is (a test sets user_version back) takes this again unharmed.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from journal_index.data.store import Store
+from journal_index.data.store import Store, open_store
 from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, find, search
 from journal_index.query.hits import Hit
@@ -43,7 +43,7 @@ def _fake_vectors(store: Store) -> None:
 def test_without_the_extra_search_is_byte_identical(indexed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedder, "installed", lambda: False)
     _fake_vectors(indexed_store)  # even an index that has vectors (made by another install)
-    monkeypatch.setenv(fusion.ENV, "ungated")  # and however the environment asks
+    monkeypatch.setenv(fusion.ENV, "on")  # and however the environment asks
     assert fusion.mode() == "off"
     now = [_results(indexed_store, q) for q in QUERIES]
     _without_the_call_site(monkeypatch)
@@ -53,7 +53,7 @@ def test_without_the_extra_search_is_byte_identical(indexed_store: Store, monkey
 def test_no_vectors_or_off_is_byte_identical(indexed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """The extra installed but nothing embedded yet, or the layer turned off: nothing changes."""
     monkeypatch.setattr(embedder, "installed", lambda: True)
-    for mode in ("gated", "ungated"):
+    for mode in ("on", "gated"):
         monkeypatch.setenv(fusion.ENV, mode)
         assert fusion.mode() == mode
         assert [_results(indexed_store, q) for q in QUERIES[:3]]  # no vectors: the model is never loaded
@@ -90,7 +90,7 @@ def test_the_gate_reads_the_page_a_search_would_show() -> None:
 
 def test_unknown_mode_says_what_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(fusion.ENV, "sometimes")
-    with pytest.raises(ValueError, match="expected one of off, gated, ungated"):
+    with pytest.raises(ValueError, match="expected one of off, on, gated"):
         fusion.mode()
 
 
@@ -106,3 +106,21 @@ def test_a_forgotten_entry_takes_its_vector_along(indexed_store: Store, sessions
     vectored = {r[0] for r in store.rows("SELECT entry FROM entry_vectors")}
     assert vectored <= {r[0] for r in store.rows("SELECT rowid FROM entries")}  # none outlives its entry
     assert not vectored & {r[0] for r in store.rows("SELECT rowid FROM entries WHERE file_id = ?", (file_id,))}
+
+
+def test_vectors_of_the_first_model_are_forgotten_when_the_index_upgrades(indexed_store: Store) -> None:
+    """Migration 0013: vectors written by all-MiniLM-L6-v2 mean nothing to e5; they go, and the
+    background embedding writes them again (the entries themselves stay)."""
+    store = indexed_store
+    _fake_vectors(store)
+    entries = store.value("SELECT count(*) FROM entries")
+    assert store.value("SELECT count(*) FROM entry_vectors") > 0
+    store.conn.pragma("user_version", 12)  # as an index written before the model changed
+    path = store.conn.filename
+    store.conn.close()
+    upgraded = open_store(path)
+    try:
+        assert upgraded.value("SELECT count(*) FROM entries") == entries
+        assert upgraded.value("SELECT count(*) FROM entry_vectors") == 0
+    finally:
+        upgraded.conn.close()

@@ -1,5 +1,5 @@
-"""The semantic layer with its model (the `semantic` extra): the NumPy encoder against the model
-package's own runtime, what is embedded (said words, redacted; never tool output), fusion that
+"""The semantic layer with its model (the `semantic` extra): the model finds an answer in other
+words, what is embedded (said words, redacted; never tool output), fusion that
 finds a paraphrase and stays inside the scope, and embedding in the background by `watch`.
 
 Needs the extra; without it every test here is skipped, saying so, except where
@@ -107,13 +107,23 @@ def _cosine(a: Any, b: Any) -> float:
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-def test_numpy_encoder_gives_the_packaged_runtimes_vectors() -> None:
-    texts = ["how did we deploy the app", ANSWER * 6, "日本語 と test_revoke_twice", "x"]
-    mine = embedder.encoder().encode(texts)
-    theirs = embedder.bulk_encoder().encode(texts)
-    assert mine.shape == (4, embedder.DIMENSIONS)
-    assert float(abs(mine - theirs).max()) < 1e-4
-    assert _cosine(mine[0], mine[1]) < 0.9  # and they are not all alike
+def test_the_model_finds_the_passage_that_answers_a_question_in_other_words() -> None:
+    model = embedder.encoder()
+    question = "what stopped people from getting in before sunrise"
+    passages = model.passages([ANSWER, "Renamed the invoice button label in InvoiceView.tsx.",
+                               "日本語 と test_revoke_twice", "x"])
+    asked = model.query(question)
+    assert passages.shape == (4, embedder.DIMENSIONS) and asked.shape == (embedder.DIMENSIONS,)
+    assert abs(float((passages ** 2).sum(axis=1).max()) - 1.0) < 1e-4  # unit rows
+    scores = passages @ asked
+    assert int(scores.argmax()) == 0 and scores[0] > scores[1] + 0.03
+    # a question and a passage of the same words are not one vector (the model's two prefixes)
+    assert _cosine(model.query(ANSWER), passages[0]) < 0.999
+    # the same text gives the same vector, and a long text is read to its first PASSAGE_CHARS only
+    long = ANSWER * 20
+    again = model.passages([long, long[:embedder.PASSAGE_CHARS]])
+    assert float(abs(again[0] - again[1]).max()) < 1e-6
+    assert float(abs(model.passages([ANSWER])[0] - passages[0]).max()) < 1e-6
 
 
 def test_what_was_said_is_embedded_redacted_and_tool_output_never(embedded: Store) -> None:
@@ -134,7 +144,7 @@ def test_what_was_said_is_embedded_redacted_and_tool_output_never(embedded: Stor
 
     stored = [np.frombuffer(b, np.int8) for b in blobs]
     model = embedder.encoder()
-    redacted_vec, raw_vec = model.encode([redact(raw), raw])
+    redacted_vec, raw_vec = model.passages([redact(raw), raw])
     best = max(stored, key=lambda v: _cosine(v, redacted_vec))
     assert _cosine(best, redacted_vec) > 0.995
     assert _cosine(best, redacted_vec) > _cosine(best, raw_vec) + 0.005  # of the redacted words, not the raw
@@ -148,14 +158,16 @@ def test_no_budget_embeds_nothing(home: Path, tmp_path: Path) -> None:
     assert semantic.pending_count(store) > 0
 
 
-def test_fusion_finds_a_paraphrase_inside_the_scope_only(embedded: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("mode", ["on", "gated"])
+def test_fusion_finds_a_paraphrase_inside_the_scope_only(embedded: Store, monkeypatch: pytest.MonkeyPatch,
+                                                        mode: str) -> None:
     store = embedded
     question = "what stopped people from getting in before sunrise"
     scope = resolve_scope(store, "project", "/home/t/alpha")
     monkeypatch.setenv(fusion.ENV, "off")
     before = search(store, question, Filters(scope), limit=5, now=NOW)
     assert before.match == "none" and not before.hits  # words alone find nothing
-    monkeypatch.setenv(fusion.ENV, "gated")
+    monkeypatch.setenv(fusion.ENV, mode)
     after = search(store, question, Filters(scope), limit=5, now=NOW)
     assert after.hits and ANSWER[:40] in after.hits[0].excerpt
     assert {h.cwd for h in after.hits} == {"/home/t/alpha"}  # the beta project's alike entry never shows
@@ -177,7 +189,7 @@ def test_gated_fusion_leaves_an_all_words_query_alone(embedded: Store, monkeypat
 def test_watch_embeds_in_the_background(home: Path, tmp_path: Path) -> None:
     db = tmp_path / "watched.db"
     log = tmp_path / "watch.log"
-    env = {**os.environ, "PYTHONPATH": str(REPO), fusion.ENV: "gated"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), fusion.ENV: "on"}
     proc = subprocess.Popen([sys.executable, "-m", "journal_index", "--db", str(db), "--sessions", str(home),
                              "watch", "--rescan", "1"], stdout=subprocess.DEVNULL, stderr=log.open("wb"), env=env)
     try:
@@ -193,7 +205,7 @@ def test_the_mcp_servers_freshener_embeds_after_its_passes(home: Path, tmp_path:
     from journal_index.agent.freshness import Freshener
     from journal_index.formats import Root
 
-    monkeypatch.setenv(fusion.ENV, "gated")
+    monkeypatch.setenv(fusion.ENV, "on")
     db = tmp_path / "served.db"
     freshener = Freshener(str(db), [Root(home)])
     freshener.start()

@@ -29,7 +29,7 @@ from journal_index.semantic.vectors import quantize
 from journal_index.text.entry_text import strip_our_answers
 
 SAID_KINDS = ("user", "assistant", "compaction", "branch_summary")
-TEXT_CHARS = 2_000  # the model reads its first 256 tokens (about 1,000 characters): no more is redacted
+TEXT_CHARS = 2_000  # the model is given its first 1,200 characters (embedder.PASSAGE_CHARS): no more is redacted
 BATCH = 16  # entries embedded (and committed) together
 
 
@@ -78,7 +78,8 @@ def embed_pending(store: Store, budget_seconds: float, roots: Sequence[Root | st
         below = min(h.rowid for h in hits)
         texts = {h.rowid: _text(reader, h) for h in hits}
         said = [r for r, t in texts.items() if t]
-        vectors = dict(zip(said, quantize(model.encode([texts[r] or "" for r in said])), strict=True)) if said else {}
+        found = model.passages([texts[r] or "" for r in said], embedder.BACKGROUND_THREADS)
+        vectors = dict(zip(said, quantize(found), strict=True)) if said else {}
         with store.write():
             # A line that moved is left: its journal is reindexed by the next pass, then embedded.
             index_sql.write_vectors(store, [(h.rowid, vectors.get(h.rowid)) for h in hits

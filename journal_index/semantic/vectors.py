@@ -97,7 +97,7 @@ def nearest(store: Store, query: str, filters: Filters, k: int) -> list[Hit]:
     if not mask.any():
         return []
     model = embedder.encoder()
-    q = model.encode([query])[0]
+    q = model.query(query)
     with model.one_blas_thread():
         scores = np.where(mask, held.matrix @ q, -np.inf)
     wanted = min(int(mask.sum()), 2 * k)
