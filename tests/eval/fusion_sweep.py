@@ -97,7 +97,7 @@ def collect() -> dict[str, Lists]:
                 answers = _answering(b, reader, q)
                 filters = Filters(resolve_scope(b.store, q.get("scope") or "global", q.get("cwd") or "/"))
                 hits = search(b.store, q["query"], filters, limit=DEPTH, now=corpus.now_ms).hits
-                asked = query_model.encode([q["query"]])[0]
+                asked = query_model.query(q["query"])
                 lexical = [Candidate(h.rowid, h.score, h.complete, _cosine(held, h.rowid, asked), answers(h))
                            for h in hits]
                 nearest = [Candidate(h.rowid, h.score, False, h.score, answers(h))
