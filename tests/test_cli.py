@@ -65,6 +65,16 @@ def test_missing_file_is_one_line_and_nonzero(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "is not a readable file" in result.output
 
 
+def test_an_unknown_semantic_mode_is_one_line_and_nonzero(tmp_path: Path, sessions_root: Path) -> None:
+    db = str(tmp_path / "i.db")
+    assert run("--db", db, "--sessions", str(sessions_root), "index").exit_code == 0
+    result = CliRunner().invoke(cli, ["--db", db, "--sessions", str(sessions_root), "search", "alembic"],
+                                env={"JOURNAL_INDEX_SEMANTIC": "sometimes"})
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 1 and len(lines) == 1, result.output
+    assert "JOURNAL_INDEX_SEMANTIC='sometimes'" in lines[0] and "off, on, gated" in lines[0]
+
+
 def test_bad_option_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "i.db"), "search", "x", "--scope", "galaxy"])
     assert result.exit_code == 2 and "galaxy" in result.output

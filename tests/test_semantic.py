@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from journal_index.config import ConfigError
 from journal_index.data.store import Store, open_store
 from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, find, search
@@ -90,7 +91,7 @@ def test_the_gate_reads_the_page_a_search_would_show() -> None:
 
 def test_unknown_mode_says_what_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(fusion.ENV, "sometimes")
-    with pytest.raises(ValueError, match="expected one of off, on, gated"):
+    with pytest.raises(ConfigError, match="expected one of off, on, gated"):
         fusion.mode()
 
 

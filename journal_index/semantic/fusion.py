@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from journal_index.config import ConfigError
 from journal_index.data.store import Store
 from journal_index.semantic import embedder
 
@@ -41,7 +42,7 @@ def mode() -> str:
     """The layer's mode: "off" unless the extra is installed; else the environment's choice."""
     chosen = os.environ.get(ENV, DEFAULT_MODE).strip().lower()
     if chosen not in MODES:
-        raise ValueError(f"{ENV}={chosen!r}: expected one of {', '.join(MODES)}")
+        raise ConfigError(f"{ENV}={chosen!r}: expected one of {', '.join(MODES)}")
     return chosen if chosen == "off" or embedder.installed() else "off"
 
 
