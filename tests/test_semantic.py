@@ -31,7 +31,7 @@ def _results(store: Store, q: str) -> bytes:
 
 
 def _without_the_call_site(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(find, "fuse", lambda store, ranked, q, filters, limit: ranked)
+    monkeypatch.setattr(find, "fuse", lambda store, ranked, q, filters, limit, asked=None: ranked)
 
 
 def _fake_vectors(store: Store) -> None:

@@ -231,3 +231,16 @@ def _embedded_within(db: Path, seconds: float, alive: Callable[[], bool],
                 store.conn.close()
         time.sleep(0.5)
     return False
+
+
+def test_with_the_layer_on_the_question_is_embedded_ahead_and_only_then(embedded: Store,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    question = "what stopped people from getting in before sunrise"
+    for mode in ("off", "gated"):
+        monkeypatch.setenv(fusion.ENV, mode)
+        assert fusion.start(embedded, question) is None  # off: never; gated: only once its gate opens
+    monkeypatch.setenv(fusion.ENV, "on")
+    assert fusion.start(embedded, "   ") is None
+    ahead = fusion.start(embedded, question)
+    assert ahead is not None
+    assert _cosine(ahead.result(timeout=60), embedder.encoder().query(question)) > 0.9999

@@ -35,7 +35,7 @@ from journal_index.query.hits import (
 from journal_index.query.question import parse
 from journal_index.query.ranking import match_quality, rank, rerank
 from journal_index.query.scope import Scope, SessionRef
-from journal_index.semantic.fusion import fuse
+from journal_index.semantic.fusion import fuse, start
 from journal_index.text import giant_line
 from journal_index.text.call_lookback import process_lookback
 from journal_index.text.call_sites import find_call
@@ -281,6 +281,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
     question = parse(query or "")
     groups = question.groups
     terms = reader.query_terms(groups)
+    asked = start(store, question.raw) if groups else None  # the meaning is read while words are ranked
     for attempt in (0, 1):
         if groups:
             ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
@@ -288,7 +289,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
             ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text,
                             reader.only_thinking, limit)
             # where words fall short, what is nearest in meaning (the optional semantic layer)
-            ranked = fuse(store, ranked, question.raw, filters, limit)
+            ranked = fuse(store, ranked, question.raw, filters, limit, asked)
         else:
             ranked = read_sql.newest_hits(store, filters.sql(), limit * 4)
         hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)

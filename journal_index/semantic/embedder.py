@@ -84,10 +84,10 @@ class Encoder:
     def one_blas_thread(self) -> AbstractContextManager[Any]:
         return self._blas.limit(limits=1, user_api="blas")
 
-    def query(self, text: str) -> Any:
-        """The unit vector of a question."""
+    def query(self, text: str, threads: int | None = None) -> Any:
+        """The unit vector of a question; ``threads`` caps the cores it takes (None: all)."""
         with self._lock:
-            self._use_threads(QUERY_THREADS)
+            self._use_threads(threads or QUERY_THREADS)
             return self.model.query(text)
 
     def passages(self, texts: list[str], threads: int | None = None) -> Any:

@@ -80,8 +80,9 @@ def has_vectors(store: Store) -> bool:
     return read_sql.has_vectors(store)
 
 
-def nearest(store: Store, query: str, filters: Filters, k: int) -> list[Hit]:
-    """The ``k`` entries inside ``filters`` closest in meaning to ``query``, closest first, each
+def nearest(store: Store, asked: Any, filters: Filters, k: int) -> list[Hit]:
+    """The ``k`` entries inside ``filters`` closest in meaning to the question's vector ``asked``
+    (embedder.Encoder.query), closest first, each
     with its cosine as its score. Candidates are ranked among the vectors in memory, then kept only where the
     index still has them inside the filters (the journals in scope are chosen first; time and kind
     filters, checked after, widen the look until k are found)."""
@@ -96,10 +97,8 @@ def nearest(store: Store, query: str, filters: Filters, k: int) -> list[Hit]:
     mask = np.isin(held.files, inside)
     if not mask.any():
         return []
-    model = embedder.encoder()
-    q = model.query(query)
-    with model.one_blas_thread():
-        scores = np.where(mask, held.matrix @ q, -np.inf)
+    with embedder.encoder().one_blas_thread():
+        scores = np.where(mask, held.matrix @ asked, -np.inf)
     wanted = min(int(mask.sum()), 2 * k)
     where, params = filters.sql()
     while True:

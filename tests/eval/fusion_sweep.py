@@ -101,7 +101,7 @@ def collect() -> dict[str, Lists]:
                 lexical = [Candidate(h.rowid, h.score, h.complete, _cosine(held, h.rowid, asked), answers(h))
                            for h in hits]
                 nearest = [Candidate(h.rowid, h.score, False, h.score, answers(h))
-                           for h in vectors.nearest(b.store, q["query"], filters, DEPTH)]
+                           for h in vectors.nearest(b.store, asked, filters, DEPTH)]
                 out[q["id"]] = Lists(name, lexical, nearest)
     return out
 
