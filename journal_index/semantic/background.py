@@ -78,8 +78,8 @@ def embed_pending(store: Store, budget_seconds: float, roots: Sequence[Root | st
         below = min(h.rowid for h in hits)
         texts = {h.rowid: _text(reader, h) for h in hits}
         said = [r for r, t in texts.items() if t]
-        found = model.passages([texts[r] or "" for r in said], embedder.BACKGROUND_THREADS)
-        vectors = dict(zip(said, quantize(found), strict=True)) if said else {}
+        found = model.passages([texts[r] or "" for r in said], embedder.BACKGROUND_THREADS)  # none: no model call
+        vectors = dict(zip(said, quantize(found), strict=True))
         with store.write():
             # A line that moved is left: its journal is reindexed by the next pass, then embedded.
             index_sql.write_vectors(store, [(h.rowid, vectors.get(h.rowid)) for h in hits

@@ -79,7 +79,7 @@ def fuse(store: Store, ranked: list[Hit], query: str, filters: Filters, limit: i
         return ranked
     from journal_index.semantic import vectors  # NumPy and the model load only when used
 
-    if not vectors.has_vectors(store):
+    if asked is None and not vectors.has_vectors(store):  # start() looked already when it began one
         return ranked
     kept = ranked[:KEEP]
     lexical = ranked[KEEP:KEEP + DEPTH]

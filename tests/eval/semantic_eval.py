@@ -42,7 +42,6 @@ def _cached(encode: Any) -> Any:
     CACHE.mkdir(exist_ok=True)
 
     def cached(texts: list[str], threads: int | None = None) -> Any:
-        texts = [t[:embedder.PASSAGE_CHARS] for t in texts]
         keys = [hashlib.sha256(f"{embedder.MODEL_NAME}\0{t}".encode()).hexdigest() for t in texts]
         missing = [i for i, k in enumerate(keys) if not (CACHE / f"{k}.npy").exists()]
         if missing:
