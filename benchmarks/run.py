@@ -211,6 +211,8 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     if args.index_only:
         details["scope"] = {"cwd": None, "root": None, "project_entries": None,
                             "entries": int(inproc["report"]["entries"])}
+        if args.profile:  # last, so it does not disturb the other figures
+            details["profile"] = profiled_first_pass(args.profile, out / "profile.db", paths)
         return finish(args, metrics, notes, details, corpus_stats, journal_bytes, paths)
     store = open_store(str(db))
     try:
@@ -294,17 +296,21 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         store.close()
 
     if args.profile:
-        log(f"profiled in-process first pass -> {args.profile}")
-        profiler = cProfile.Profile()
-        profiler.enable()
-        first_pass_inprocess(out / "profile.db", paths)
-        profiler.disable()
-        profiler.dump_stats(str(args.profile))
-        text = io.StringIO()
-        pstats.Stats(str(args.profile), stream=text).sort_stats("tottime").print_stats(10)
-        details["profile"] = {"file": str(args.profile), "top_tottime": text.getvalue()}
-
+        details["profile"] = profiled_first_pass(args.profile, out / "profile.db", paths)
     return finish(args, metrics, notes, details, corpus_stats, journal_bytes, paths)
+
+
+def profiled_first_pass(stats_file: Path, db: Path, paths: list[str]) -> dict[str, str]:
+    """An in-process first pass under cProfile: its stats in ``stats_file``, the top 10 by tottime."""
+    log(f"profiled in-process first pass -> {stats_file}")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    first_pass_inprocess(db, paths)
+    profiler.disable()
+    profiler.dump_stats(str(stats_file))
+    text = io.StringIO()
+    pstats.Stats(str(stats_file), stream=text).sort_stats("tottime").print_stats(10)
+    return {"file": str(stats_file), "top_tottime": text.getvalue()}
 
 
 def finish(args: argparse.Namespace, metrics: dict[str, float], notes: list[str], details: dict[str, Any],
