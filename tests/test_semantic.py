@@ -7,7 +7,13 @@ which needs the `semantic` extra and runs in CI's semantic step."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +48,7 @@ def _fake_vectors(store: Store) -> None:
 
 
 def test_without_the_extra_search_is_byte_identical(indexed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedder, "installed", lambda: False)
+    monkeypatch.setattr(embedder, "missing", lambda: embedder.NOT_INSTALLED)
     _fake_vectors(indexed_store)  # even an index that has vectors (made by another install)
     monkeypatch.setenv(fusion.ENV, "on")  # and however the environment asks
     assert fusion.mode() == "off"
@@ -53,7 +59,7 @@ def test_without_the_extra_search_is_byte_identical(indexed_store: Store, monkey
 
 def test_no_vectors_or_off_is_byte_identical(indexed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """The extra installed but nothing embedded yet, or the layer turned off: nothing changes."""
-    monkeypatch.setattr(embedder, "installed", lambda: True)
+    monkeypatch.setattr(embedder, "missing", lambda: None)
     for mode in ("on", "gated"):
         monkeypatch.setenv(fusion.ENV, mode)
         assert fusion.mode() == mode
@@ -68,7 +74,7 @@ def test_no_vectors_or_off_is_byte_identical(indexed_store: Store, monkeypatch: 
 def test_gate_stays_shut_when_every_word_is_found(indexed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """Gated, a question whose words are all found is answered by them: the same bytes as without the
     layer, even with vectors there (the model would fail to load here, were it asked)."""
-    monkeypatch.setattr(embedder, "installed", lambda: True)
+    monkeypatch.setattr(embedder, "missing", lambda: None)
     monkeypatch.setattr(embedder, "encoder", lambda: pytest.fail("the gate let an all-words query through"))
     _fake_vectors(indexed_store)
     monkeypatch.setenv(fusion.ENV, "gated")
@@ -125,3 +131,132 @@ def test_vectors_of_the_first_model_are_forgotten_when_the_index_upgrades(indexe
         assert upgraded.value("SELECT count(*) FROM entry_vectors") == 0
     finally:
         upgraded.conn.close()
+
+
+# -- what the layer tells its user: status, watch's log, the MCP server's stderr --------------------
+
+def _status(db: Path, sessions: Path, mode: str) -> tuple[str, dict[str, Any]]:
+    from click.testing import CliRunner
+
+    from journal_index.cli import cli
+
+    args = ["--db", str(db), "--sessions", str(sessions), "status"]
+    text = CliRunner().invoke(cli, args, env={fusion.ENV: mode}, catch_exceptions=False)
+    as_json = CliRunner().invoke(cli, [*args, "--json"], env={fusion.ENV: mode}, catch_exceptions=False)
+    assert text.exit_code == 0 and as_json.exit_code == 0, text.output + as_json.output
+    line = next(row for row in text.output.splitlines() if row.startswith("semantic"))
+    return line, json.loads(as_json.output)["semantic"]
+
+
+def _said_entries(store: Store) -> int:
+    kinds = ", ".join(f"'{k}'" for k in ("user", "assistant", "compaction", "branch_summary"))
+    return int(store.value(f"SELECT count(*) FROM entries WHERE kind IN ({kinds})", default=0))
+
+
+def test_status_says_the_layer_was_asked_for_but_cannot_run(indexed_store: Store, sessions_root: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedder, "missing", lambda: embedder.NOT_INSTALLED)
+    line, info = _status(Path(indexed_store.path), sessions_root, "on")
+    assert line == ("semantic     off: JOURNAL_INDEX_SEMANTIC=on, but the semantic extra is not installed "
+                    "(pip install 'journal-index[semantic]')")
+    assert info["asked"] == "on" and info["mode"] == "off" and info["installed"] is False
+    assert info["embedded"] is None and info["pending"] is None  # nothing runs: nothing is counted
+    line, info = _status(Path(indexed_store.path), sessions_root, "off")
+    assert line == "semantic     off (not installed)" and info["whyOff"] is None
+
+
+def test_status_counts_what_is_embedded_and_what_is_left(indexed_store: Store, sessions_root: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedder, "missing", lambda: None)
+    db = Path(indexed_store.path)
+    line, info = _status(db, sessions_root, "off")  # off, and no vector made yet: nothing counted
+    assert line == "semantic     off (JOURNAL_INDEX_SEMANTIC=on searches by meaning too)"
+    assert info["mode"] == "off" and info["embedded"] is None
+    said = _said_entries(indexed_store)
+    line, info = _status(db, sessions_root, "gated")
+    assert info["mode"] == "gated" and info["whyOff"] is None
+    assert (info["embedded"], info["pending"]) == (0, said) and said > 0
+    assert line == f"semantic     gated, {embedder.MODEL_NAME}; 0 entries embedded, {said} to go"
+    _fake_vectors(indexed_store)  # a vector for every user and assistant entry
+    with_vector = int(indexed_store.value("SELECT count(*) FROM entry_vectors", default=0))
+    line, info = _status(db, sessions_root, "on")
+    assert (info["embedded"], info["pending"]) == (with_vector, said - with_vector)
+    _, info = _status(db, sessions_root, "off")  # turned off later: what was made is still told
+    assert info["mode"] == "off" and info["embedded"] == with_vector
+
+
+def test_the_mcp_server_warns_at_start_when_the_layer_cannot_run(tmp_path: Path, sessions_root: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from journal_index.cli import cli
+
+    args = ["--db", str(tmp_path / "i.db"), "--sessions", str(sessions_root), "mcp"]
+    monkeypatch.setattr(embedder, "missing", lambda: embedder.NOT_INSTALLED)
+    result = CliRunner().invoke(cli, args, input="", env={fusion.ENV: "on"})  # stdin closes at once
+    assert result.exit_code == 0, result.output
+    assert ("journal-index mcp: warning: JOURNAL_INDEX_SEMANTIC=on, but the semantic extra is not installed "
+            "(pip install 'journal-index[semantic]'): searching by words only") in result.stderr
+    quiet = CliRunner().invoke(cli, args, input="", env={fusion.ENV: "off"})
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+    wrong = CliRunner().invoke(cli, args, input="", env={fusion.ENV: "sometimes"})
+    assert wrong.exit_code == 2 and "expected one of off, on, gated" in wrong.output  # before serving
+
+
+def test_watch_logs_the_embedding_of_a_backlog_and_not_each_new_entry() -> None:
+    from journal_index.indexing.watch import EMBED_BACKLOG, EMBED_LOG_SECONDS, EmbedLog
+    from journal_index.semantic.background import EmbedReport
+
+    clock = [0.0]
+    log = EmbedLog(clock=lambda: clock[0])
+    left = [3_000]
+
+    def progress() -> dict[str, int]:
+        return {"embedded": 3_000 - left[0], "pending": left[0]}
+
+    def slice_of(n: int, done: bool = False) -> str | None:
+        clock[0] += n / 10  # ten entries a second
+        left[0] -= n
+        return log.after(EmbedReport(embedded=n, seconds=n / 10, done=done), progress)
+
+    assert [slice_of(20) for _ in range(29)] == [None] * 29  # 58 s: no line yet
+    line = slice_of(20)
+    assert clock[0] >= EMBED_LOG_SECONDS
+    assert line == "embedding: 600 entries embedded, 2400 to go (10.0 a second, about 4 min left)"
+    while left[0] > 20:
+        slice_of(20)
+    assert slice_of(20, done=True) == "embedding: caught up, 3000 entries embedded"
+    # a session at work: a few entries now and then, embedded as they come, are not logged
+    left[0] = 3
+    assert slice_of(3, done=True) is None
+    clock[0] += 3_600
+    left[0] = EMBED_BACKLOG - 1
+    assert slice_of(EMBED_BACKLOG - 1, done=True) is None
+    left[0] = EMBED_BACKLOG  # a backlog done within one slice still says so
+    assert slice_of(EMBED_BACKLOG, done=True) == "embedding: caught up, 3000 entries embedded"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_watch_warns_once_when_the_layer_was_asked_for_but_cannot_run(tmp_path: Path, sessions_root: Path) -> None:
+    """A real `watch`: with the extra missing (as in the main test run) the log says so once, at
+    start; with it installed, nothing is said."""
+    log = tmp_path / "watch.log"
+    env = {**os.environ, fusion.ENV: "on", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "journal_index", "--db", str(tmp_path / "i.db"),
+                             "--sessions", str(sessions_root), "watch", "--rescan", "600"],
+                            stdout=subprocess.DEVNULL, stderr=log.open("wb"), env=env)
+    try:
+        deadline = time.monotonic() + 20
+        while b"backfill:" not in log.read_bytes():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0, log.read_text()
+    warnings = [line for line in log.read_text().splitlines() if "warning:" in line]
+    if embedder.missing():
+        assert len(warnings) == 1, log.read_text()
+        assert warnings[0].endswith(f"journal-index watch: warning: JOURNAL_INDEX_SEMANTIC=on, but "
+                                    f"{embedder.missing()}: searching by words only")
+    else:
+        assert warnings == [], log.read_text()

@@ -83,11 +83,15 @@ def tool_cmd(app: App, arguments: str | None, cwd: str | None, session_file: str
 def mcp_cmd(app: App, cwd: str | None, session_file: str | None, max_scope: str | None) -> None:
     """Serve the memory_context tool to an agent over MCP stdio (until stdin closes)."""
     from journal_index.agent.mcp_server import run
+    from journal_index.semantic import fusion
 
     try:
         max_scope_from_env()  # a bad setting fails now, not at the first call
+        semantic = fusion.setting()
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    if semantic.warning():  # stderr: the host's log of the server
+        click.echo(f"journal-index mcp: warning: {semantic.warning()}", err=True)
     sys.exit(run(lambda: make_tool(app, cwd, session_file, max_scope)))
 
 

@@ -377,6 +377,11 @@ def vectors_since(store: Store, seq: int) -> list[tuple[int, int, int, bytes | N
     return [(int(s), int(entry), int(file_id), blob) for s, entry, file_id, blob in rows]
 
 
+def vector_count(store: Store) -> int:
+    """How many entries have a vector (an entry that said nothing has a row without one)."""
+    return int(store.value("SELECT count(*) FROM entry_vectors WHERE vector IS NOT NULL", default=0))
+
+
 def has_vectors(store: Store) -> bool:
     return store.one("SELECT 1 FROM entry_vectors WHERE vector IS NOT NULL LIMIT 1") is not None
 

@@ -54,6 +54,21 @@ def backfill_progress(store: Store) -> dict[str, Any] | None:
     return progress
 
 
+def semantic_status(store: Store) -> dict[str, Any]:
+    """The semantic layer: the mode asked for and the one that runs (with why, when they differ),
+    its model, and how far the background has embedded (counted only when the layer runs or
+    vectors are left from when it ran)."""
+    from journal_index.semantic import background, embedder, fusion
+
+    chosen = fusion.setting()
+    out: dict[str, Any] = {"asked": chosen.asked, "mode": chosen.mode, "whyOff": chosen.why_off,
+                           "installed": embedder.installed(), "model": embedder.MODEL_NAME,
+                           "embedded": None, "pending": None}
+    if chosen.mode != "off" or read_sql.has_vectors(store):
+        out.update(background.progress(store))
+    return out
+
+
 def status(store: Store, roots: Sequence[Root] = ()) -> dict[str, Any]:
     totals = read_sql.index_totals(store)
     by_kind = totals.by_kind
@@ -73,6 +88,7 @@ def status(store: Store, roots: Sequence[Root] = ()) -> dict[str, Any]:
         "dbPath": store.path,
         "schemaVersion": store.schema_version,
         "backfill": backfill_progress(store),
+        "semantic": semantic_status(store),
         "sqliteVersion": apsw.sqlite_lib_version(),
         "apswVersion": apsw.apsw_version(),
     }

@@ -53,6 +53,10 @@ EVENT_TYPES: list[type[FileSystemEvent]] = [
 JOURNAL_SUFFIX = ".jsonl"
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 EMBED_SECONDS = 2.0  # semantic layer: embedding runs in slices this long while nothing else is to do
+# Embedding a large index takes hours (about 10 entries a second on one core): its progress is
+# logged this often, and once when it catches up.
+EMBED_LOG_SECONDS = 60.0
+EMBED_BACKLOG = 100  # entries embedded in one go that make a backlog worth a line when done
 
 
 @dataclass
@@ -79,6 +83,10 @@ class Log:
     def error(self, message: str) -> None:
         self._line("error: ", message)
 
+    def warning(self, message: str) -> None:
+        if self.verbosity >= NORMAL:
+            self._line("warning: ", message)
+
     def info(self, message: str) -> None:
         if self.verbosity >= NORMAL:
             self._line("", message)
@@ -86,6 +94,50 @@ class Log:
     def debug(self, message: str) -> None:
         if self.verbosity >= VERBOSE:
             self._line("", message)
+
+
+class EmbedLog:
+    """When and what to log of the background embedding: its progress every EMBED_LOG_SECONDS
+    while it works through a backlog (entries embedded, to go, and the time left at the pace
+    since the last line), and one line when a backlog is done. The few entries of a session at
+    work, embedded as they come, are not logged."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self.clock = clock
+        self.since = clock()
+        self.embedded = 0  # since the last line
+        self.busy = 0.0  # seconds spent embedding since the last line
+        self.backlog = False  # a progress line was logged since the last catch-up
+
+    def after(self, report: Any, progress: Any) -> str | None:
+        """The line to log after a slice (``semantic.EmbedReport``), if any; ``progress()`` counts
+        the index's vectors (a query: only asked when a line is due)."""
+        self.embedded += report.embedded
+        self.busy += report.seconds
+        if report.done:
+            line = None
+            if self.backlog or self.embedded >= EMBED_BACKLOG:
+                line = f"embedding: caught up, {count(progress()['embedded'], 'entry', 'entries')} embedded"
+            self.backlog = False
+        elif self.clock() - self.since < EMBED_LOG_SECONDS:
+            return None
+        else:
+            now = progress()
+            pace = self.embedded / self.busy if self.busy > 0 else 0.0
+            left = f", about {_duration(now['pending'] / pace)} left" if pace > 0 else ""
+            line = (f"embedding: {count(now['embedded'], 'entry', 'entries')} embedded, "
+                    f"{now['pending']} to go ({pace:.1f} a second{left})")
+            self.backlog = True
+        self.since, self.embedded, self.busy = self.clock(), 0, 0.0
+        return line
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 class WriteTimer:
@@ -191,8 +243,12 @@ class Watcher:
         # rescan (a FIFO, an unreadable file) is logged once, and again only when that changes
         self._failing: dict[str, str] = {}
         # The semantic layer (its extra installed): what was said is embedded while idle, under the lease.
-        self._embedding = fusion.mode() != "off"
+        semantic = fusion.setting()
+        self._embedding = semantic.mode != "off"
         self._embedded_all = False
+        self._embed_log = EmbedLog()
+        if semantic.warning():
+            log.warning(str(semantic.warning()))
         self.hub = HubPusher(log.error, log.info)  # pushes the shared projects when a hub is configured
 
     # -- lifecycle -------------------------------------------------------------
@@ -357,6 +413,9 @@ class Watcher:
         self._embedded_all = report.done
         if report.embedded:
             self.log.debug(f"embedded {report.embedded} entries in {report.seconds * 1000:.0f} ms")
+        line = self._embed_log.after(report, lambda: semantic.progress(self.store))
+        if line:
+            self.log.info(line)
 
     def _serve_if_due(self) -> None:
         if len(self.dirty) and time.monotonic() - self.dirty.since >= self.options.debounce:

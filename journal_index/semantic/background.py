@@ -48,6 +48,11 @@ def pending_count(store: Store) -> int:
     return read_sql.unembedded_count(store, SAID_KINDS)
 
 
+def progress(store: Store) -> dict[str, int]:
+    """How far the embedding has come: entries with a vector, and entries still without one."""
+    return {"embedded": read_sql.vector_count(store), "pending": pending_count(store)}
+
+
 @dataclass
 class EmbedReport:
     embedded: int = 0  # vectors written

@@ -32,11 +32,22 @@ BACKGROUND_THREADS = 1  # the background embedding takes one core of two
 QUERY_THREADS = os.cpu_count() or 1  # a question takes every core: it is short, and someone waits
 
 
+NOT_INSTALLED = "the semantic extra is not installed (pip install 'journal-index[semantic]')"
+NO_AVX2 = "this CPU has no AVX2, which the model's engine needs"
+
+
 @functools.cache
+def missing() -> str | None:
+    """What keeps the layer from running here (the extra not installed, a CPU the engine is not
+    built for), or None when nothing does; looked up once per process."""
+    if not all(importlib.util.find_spec(name) is not None for name in _NEEDS):
+        return NOT_INSTALLED
+    return None if _cpu_runs_engine() else NO_AVX2
+
+
 def installed() -> bool:
-    """Whether the semantic extra is installed (the model package and what runs it); looked up
-    once per process."""
-    return all(importlib.util.find_spec(name) is not None for name in _NEEDS) and _cpu_runs_engine()
+    """Whether the semantic extra is installed and this CPU can run its model."""
+    return missing() is None
 
 
 def _cpu_runs_engine() -> bool:

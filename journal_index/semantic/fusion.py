@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from journal_index.config import ConfigError
@@ -41,12 +42,36 @@ KEEP = 3  # the first lexical hits stay in place, above the fusion
 _ASKING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-index-question")
 
 
+@dataclass(frozen=True)
+class Setting:
+    """The mode asked for (``JOURNAL_INDEX_SEMANTIC``, else the default), the one that runs, and,
+    when the two differ, why (the extra is missing here)."""
+
+    asked: str
+    mode: str
+    why_off: str | None = None
+
+    def warning(self) -> str | None:
+        """A line for a log when the layer was asked for but cannot run here; else None."""
+        if self.why_off is None:
+            return None
+        return f"{ENV}={self.asked}, but {self.why_off}: searching by words only"
+
+
+def setting() -> Setting:
+    """The layer's setting: the environment's choice, or "off" where the extra cannot run."""
+    asked = os.environ.get(ENV, DEFAULT_MODE).strip().lower()
+    if asked not in MODES:
+        raise ConfigError(f"{ENV}={asked!r}: expected one of {', '.join(MODES)}")
+    if asked == "off":
+        return Setting(asked, "off")
+    missing = embedder.missing()
+    return Setting(asked, "off", missing) if missing else Setting(asked, asked)
+
+
 def mode() -> str:
-    """The layer's mode: "off" unless the extra is installed; else the environment's choice."""
-    chosen = os.environ.get(ENV, DEFAULT_MODE).strip().lower()
-    if chosen not in MODES:
-        raise ConfigError(f"{ENV}={chosen!r}: expected one of {', '.join(MODES)}")
-    return chosen if chosen == "off" or embedder.installed() else "off"
+    """The layer's mode that runs: "off" unless asked for and the extra is installed."""
+    return setting().mode
 
 
 def words_fall_short(ranked: list[Hit], limit: int) -> bool:

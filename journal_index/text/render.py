@@ -233,8 +233,27 @@ def status_text(info: dict[str, Any]) -> str:
     if backfill:
         state = backfill.get("state") or ("finished" if backfill.get("finishedAt") else "running")
         rows.append(f"backfill     {backfill['done']}/{backfill['total']} journals ({state})")
+    semantic = info.get("semantic")
+    if semantic:
+        rows.append(f"semantic     {semantic_text(semantic)}")
     rows.append(f"sqlite       {info['sqliteVersion']} (apsw {info['apswVersion']})")
     return "\n".join(rows)
+
+
+def semantic_text(semantic: dict[str, Any]) -> str:
+    """One line on the semantic layer (indexing.status.semantic_status): what runs, and how far
+    the background has embedded."""
+    if semantic["whyOff"]:
+        return f"off: JOURNAL_INDEX_SEMANTIC={semantic['asked']}, but {semantic['whyOff']}"
+    if semantic["mode"] == "off":
+        line = ("off (JOURNAL_INDEX_SEMANTIC=on searches by meaning too)" if semantic["installed"]
+                else "off (not installed)")
+    else:
+        line = f"{semantic['mode']}, {semantic['model']}"
+    if semantic["embedded"] is not None:
+        line += (f"; {count(semantic['embedded'], 'entry', 'entries')} embedded, "
+                 f"{semantic['pending']} to go")
+    return line
 
 
 def sessions_text(sessions: list[Any], scope_name: str, style: Style) -> str:
