@@ -260,3 +260,36 @@ def test_watch_warns_once_when_the_layer_was_asked_for_but_cannot_run(tmp_path: 
                                     f"{embedder.missing()}: searching by words only")
     else:
         assert warnings == [], log.read_text()
+
+
+def test_kept_hits_stay_first_and_every_score_is_its_factors_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fusion's arithmetic with stand-in neighbours (the model's own are tested in
+    test_semantic_model.py): the lexical top KEEP stay in place even where their own scores are
+    below the fused ones (a weak match), lifted by a ``kept`` factor; the rest are ordered by
+    their ``words`` and ``meaning`` parts, which sum to the score."""
+    from concurrent.futures import Future
+
+    from journal_index.semantic import vectors
+
+    def hit(rowid: int, score: float) -> Hit:
+        out = Hit(rowid, f"e{rowid}", None, "assistant", None, None, 0, 1, "/j.jsonl", "s", "/p", "pi")
+        out.score, out.explain = score, {"lexical": score}
+        return out
+
+    ranked = [hit(i, -1.0 - i) for i in range(1, 9)]  # every lexical score below any fused one
+    near = [hit(7, 0.9), hit(42, 0.8), hit(2, 0.7)]  # a tail hit, one only by meaning, a kept one
+    monkeypatch.setattr(embedder, "missing", lambda: None)
+    monkeypatch.setenv(fusion.ENV, "on")
+    monkeypatch.setattr(vectors, "nearest", lambda store, asked, filters, k: [hit(h.rowid, h.score) for h in near])
+    asked: Future[Any] = Future()
+    asked.set_result([1.0])
+    out = fusion.fuse(None, ranked, "anything", None, 10, asked)  # type: ignore[arg-type]  # nearest is stood in
+    assert [h.rowid for h in out[:fusion.KEEP]] == [1, 2, 3]
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    for h in out:
+        assert abs(sum(h.explain.values()) - h.score) < 1e-12, h.explain
+    assert "kept" in out[0].explain and out[0].fused == {"wordsRank": 1}
+    by_id = {h.rowid: h for h in out}
+    assert by_id[7].fused == {"wordsRank": 7, "meaningRank": 1, "cosine": 0.9}
+    assert set(by_id[7].explain) == {"words", "meaning"} and set(by_id[42].explain) == {"meaning"}
+    assert [h.rowid for h in out[fusion.KEEP:]][0] == 7  # found both ways: first of the fused

@@ -244,3 +244,30 @@ def test_with_the_layer_on_the_question_is_embedded_ahead_and_only_then(embedded
     ahead = fusion.start(embedded, question)
     assert ahead is not None
     assert _cosine(ahead.result(timeout=60), embedder.encoder().query(question)) > 0.9999
+
+
+def test_with_the_layer_on_each_score_is_its_factors_sum_and_explain_names_both_ranks(
+        embedded: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from journal_index.cli import cli
+
+    monkeypatch.setenv(fusion.ENV, "on")
+    question = "database connections, the deploy, the invoice button or the beta cluster"  # words in many entries
+    hits = search(embedded, question, Filters(resolve_scope(embedded, "global")), limit=10, now=NOW).hits
+    assert len(hits) > fusion.KEEP
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)  # the score is the order's key, fused or kept
+    for place, hit in enumerate(hits, 1):
+        assert abs(sum(hit.explain.values()) - hit.score) < 1e-9, (hit.explain, hit.score)
+        if place > fusion.KEEP:
+            assert set(hit.explain) <= {"words", "meaning"} and hit.fused
+    both = [h for h in hits if {"words", "meaning"} <= set(h.explain)]
+    assert both, [h.explain for h in hits]
+    shown = both[0].as_json(explain=True)["explain"]["fused"]
+    assert {"wordsRank", "meaningRank", "cosine"} <= set(shown) and 0 < shown["cosine"] <= 1
+    result = CliRunner().invoke(cli, ["--db", embedded.path, "search", "--scope", "global", "--explain", question],
+                                env={fusion.ENV: "on"}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert any("meaning +" in line and "fused: words rank" in line and "cosine" in line
+               for line in result.output.splitlines()), result.output

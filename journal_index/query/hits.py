@@ -118,6 +118,8 @@ class Hit:
     # Each factor's part of the score (ranking.py; they sum to it) and the field that matched.
     explain: dict[str, float] = field(default_factory=dict)
     matched_field: str = ""
+    # With the semantic layer fusing: the hit's ranks by words and by meaning, and its cosine.
+    fused: dict[str, float] = field(default_factory=dict)
 
     def as_json(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -136,6 +138,8 @@ class Hit:
         }
         if explain:
             out["explain"] = {"field": self.matched_field, "factors": {k: round(v, 4) for k, v in self.explain.items()}}
+            if self.fused:
+                out["explain"]["fused"] = self.fused
         return out
 
 

@@ -32,7 +32,7 @@ MODES = ("off", "on", "gated")
 # not first places (benchmarks/semantic_results/README.md).
 DEFAULT_MODE = "off"
 ENV = "JOURNAL_INDEX_SEMANTIC"
-DEPTH = 50  # the lexical candidates fused, and as many nearest by meaning
+DEPTH = 50  # the nearest by meaning fused with the lexical ranking (the lexical top 3 kept apart)
 RRF_K = 60  # 1 / (RRF_K + rank): the usual constant; a rank's weight falls slowly
 # Chosen on the train split (stop 42, among 1, 0.5 and 0.25 with 0 or 3 kept, gated or not): equal
 # weight moved tool results the question named below said words that merely sound alike.
@@ -96,9 +96,10 @@ def start(store: Store, query: str) -> Future[Any] | None:
 
 def fuse(store: Store, ranked: list[Hit], query: str, filters: Filters, limit: int,
          asked: Future[Any] | None = None) -> list[Hit]:
-    """The lexical ranking, or (the layer on, and for ``gated`` the gate open) its first KEEP hits, then its
-    next DEPTH candidates and the DEPTH nearest by meaning in weighted reciprocal-rank fusion,
-    then the rest of it. A fused hit's score is its fusion score, the order's key."""
+    """The lexical ranking, or (the layer on, and for ``gated`` the gate open) its first KEEP hits, then
+    the rest of it and the DEPTH nearest by meaning in weighted reciprocal-rank fusion. A fused
+    hit's score is its fusion score, the order's key: its factors are ``words`` and ``meaning``,
+    each rank's part (``Hit.fused`` keeps the ranks and the cosine, for --explain)."""
     chosen = mode()
     if chosen == "off" or not query.strip() or (chosen == "gated" and not words_fall_short(ranked, limit)):
         return ranked
@@ -107,17 +108,44 @@ def fuse(store: Store, ranked: list[Hit], query: str, filters: Filters, limit: i
     if asked is None and not vectors.has_vectors(store):  # start() looked already when it began one
         return ranked
     kept = ranked[:KEEP]
-    lexical = ranked[KEEP:KEEP + DEPTH]
     held = {h.rowid for h in kept}
     vector = asked.result() if asked is not None else embedder.encoder().query(query)
     near = [h for h in vectors.nearest(store, vector, filters, DEPTH + KEEP) if h.rowid not in held][:DEPTH]
-    score: dict[int, float] = {}
+    cosine = {h.rowid: h.score for h in near}
+    parts: dict[int, dict[str, float]] = {}
     hit_of: dict[int, Hit] = {}
-    for hits, weight in ((lexical, 1.0), (near, SEMANTIC_WEIGHT)):
+    # Past DEPTH the words still count, alone: the order of the lexical tail stays as it was.
+    for hits, weight, part in ((ranked[KEEP:], 1.0, "words"), (near, SEMANTIC_WEIGHT, "meaning")):
         for rank, hit in enumerate(hits, 1):
-            score[hit.rowid] = score.get(hit.rowid, 0.0) + weight / (RRF_K + rank)
+            parts.setdefault(hit.rowid, {})[part] = weight / (RRF_K + rank)
             hit_of.setdefault(hit.rowid, hit)  # the lexical hit, with what ranking found, when both have it
-    fused = sorted(hit_of.values(), key=lambda h: -score[h.rowid])
-    for hit in fused:
-        hit.score = score[hit.rowid]
-    return kept + fused + [h for h in ranked[KEEP + DEPTH:] if h.rowid not in hit_of]
+    words_rank = {h.rowid: rank for rank, h in enumerate(ranked, 1)}
+    meaning_rank = {h.rowid: rank for rank, h in enumerate(near, 1)}
+    for rowid, hit in hit_of.items():
+        hit.explain = parts[rowid]
+        hit.score = sum(hit.explain.values())
+        hit.fused = _ranks(words_rank.get(rowid), meaning_rank.get(rowid), cosine.get(rowid))
+    fused = sorted(hit_of.values(), key=lambda h: -h.score)
+    below = fused[0].score if fused else float("-inf")
+    for hit in reversed(kept):  # kept in place: lifted above what follows where its own score is not
+        if hit.score <= below:
+            hit.explain["kept"] = hit.explain.get("kept", 0.0) + below + KEPT_STEP - hit.score
+            hit.score = below + KEPT_STEP
+        hit.fused = _ranks(words_rank[hit.rowid], None, None)
+        below = hit.score
+    return kept + fused
+
+
+KEPT_STEP = 0.001  # between a kept hit lifted by ``kept`` and the hit below it: their order, nothing more
+
+
+def _ranks(words: int | None, meaning: int | None, cosine: float | None) -> dict[str, float]:
+    """A hit's places in the two lists fused (1-based; absent where it is not in one) and its cosine."""
+    out: dict[str, float] = {}
+    if words is not None:
+        out["wordsRank"] = words
+    if meaning is not None:
+        out["meaningRank"] = meaning
+    if cosine is not None:
+        out["cosine"] = round(cosine, 4)
+    return out

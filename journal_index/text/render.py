@@ -120,8 +120,13 @@ def _copies(hit: Hit, style: Style) -> str | None:
 
 def explain_line(hit: Hit) -> str:
     """Each ranking factor's part of the hit's score (they sum to it), and the field matched."""
-    factors = " ".join(f"{name} {value:+.3f}" for name, value in hit.explain.items())
-    return f"score {hit.score:.4f} = {factors}" + (f" (field: {hit.matched_field})" if hit.matched_field else "")
+    factors = " ".join(f"{name} {value:+.4f}" if hit.fused else f"{name} {value:+.3f}"
+                       for name, value in hit.explain.items())
+    notes = [f"field: {hit.matched_field}"] if hit.matched_field else []
+    if hit.fused:
+        ranks = {"wordsRank": "words rank", "meaningRank": "meaning rank", "cosine": "cosine"}
+        notes.append("fused: " + ", ".join(f"{ranks[k]} {v:g}" for k, v in hit.fused.items()))
+    return f"score {hit.score:.4f} = {factors}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def search_text(result: SearchResult, style: Style, *, what: str = "search", first: int = 1,
