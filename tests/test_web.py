@@ -20,7 +20,7 @@ from journal_index.web.app import create_app
 from journal_index.web.security import cookie_name, url_with_token
 from tests.conftest import FIXTURES
 from tests.helpers import load_secrets
-from tests.web_home import WebHome, make_home
+from tests.web_home import NOW, WebHome, make_home
 
 BOUND = "127.0.0.1:8765"
 BASE = f"http://{BOUND}"
@@ -29,6 +29,12 @@ BE = "/home/dev/Apps/prjct/prjct-be"
 LONG = "01a05d32-b780-77a8-84b6-ccc1caffba94"  # 180 entries, compactions and a branch summary
 GUARDED = ["/", "/search?q=token", "/sessions", f"/session/pi/{LONG}", "/api/search?q=token", "/api/sessions",
            "/static/app.css", "/static/app.js", "/nowhere"]
+
+
+@pytest.fixture(autouse=True)
+def fixed_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-process web view ranks at the moment the CLI's subprocess does (web_home.NOW)."""
+    monkeypatch.setenv("JOURNAL_INDEX_NOW", NOW)
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,12 @@ from tests.agent_homes import AGENT_FIXTURES
 from tests.conftest import FIXTURES, REPO
 from tests.helpers import copy_journal_tree
 
+# "Now" for everything asked of the home, the web view's answers and the CLI's alike: the age
+# factor moves with the clock, and between a request and the CLI's own run a score's fourth
+# decimal (or a near tie's order) flipped once in CI's random-order pass. Later than every journal
+# here, so "--since 2d" finds nothing, as it does today.
+NOW = "2026-12-06T12:00:00Z"
+
 
 @dataclass
 class WebHome:
@@ -41,7 +47,7 @@ class WebHome:
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
-        env.update({"NO_COLOR": "1", "PYTHONPATH": str(REPO)})
+        env.update({"NO_COLOR": "1", "PYTHONPATH": str(REPO), "JOURNAL_INDEX_NOW": NOW})
         return env
 
     def cli_json(self, *args: str) -> Any:
