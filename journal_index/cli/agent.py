@@ -90,8 +90,9 @@ def mcp_cmd(app: App, cwd: str | None, session_file: str | None, max_scope: str 
         semantic = fusion.setting()
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    if semantic.warning():  # stderr: the host's log of the server
-        click.echo(f"journal-index mcp: warning: {semantic.warning()}", err=True)
+    warning = semantic.warning()
+    if warning:  # stderr: the host's log of the server
+        click.echo(f"journal-index mcp: warning: {warning}", err=True)
     sys.exit(run(lambda: make_tool(app, cwd, session_file, max_scope)))
 
 

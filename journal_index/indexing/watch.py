@@ -17,10 +17,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import apsw
 from watchdog.events import (
@@ -44,6 +44,9 @@ from journal_index.indexing import backfill, indexer
 from journal_index.semantic import fusion
 from journal_index.text.counts import count
 from journal_index.text.output import redacting
+
+if TYPE_CHECKING:  # the semantic layer's background is imported only when it embeds
+    from journal_index.semantic.background import EmbedReport
 
 # Opened / closed-without-writing are left out: our own reads would wake us up.
 EVENT_TYPES: list[type[FileSystemEvent]] = [
@@ -102,16 +105,16 @@ class EmbedLog:
     since the last line), and one line when a backlog is done. The few entries of a session at
     work, embedded as they come, are not logged."""
 
-    def __init__(self, clock: Any = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.since = clock()
         self.embedded = 0  # since the last line
         self.busy = 0.0  # seconds spent embedding since the last line
         self.backlog = False  # a progress line was logged since the last catch-up
 
-    def after(self, report: Any, progress: Any) -> str | None:
-        """The line to log after a slice (``semantic.EmbedReport``), if any; ``progress()`` counts
-        the index's vectors (a query: only asked when a line is due)."""
+    def after(self, report: EmbedReport, progress: Callable[[], dict[str, int]]) -> str | None:
+        """The line to log after a slice, if any; ``progress()`` counts the index's vectors (a
+        query: only asked when a line is due)."""
         self.embedded += report.embedded
         self.busy += report.seconds
         if report.done:
@@ -247,8 +250,9 @@ class Watcher:
         self._embedding = semantic.mode != "off"
         self._embedded_all = False
         self._embed_log = EmbedLog()
-        if semantic.warning():
-            log.warning(str(semantic.warning()))
+        warning = semantic.warning()
+        if warning:
+            log.warning(warning)
         self.hub = HubPusher(log.error, log.info)  # pushes the shared projects when a hub is configured
 
     # -- lifecycle -------------------------------------------------------------
