@@ -1,6 +1,7 @@
 """Warm search through ``journal-index mcp``: what an agent waits for per ``memory_context`` call.
 
     python -m benchmarks.mcp_search --db INDEX --sessions DIR [--queries 60] [--rounds 3] [--json FILE]
+                                    [--semantic off|on|gated]
 
 INDEX must already hold DIR (``journal-index --db INDEX --sessions DIR index``); it is copied, so
 the server's writes (it indexes the current journal before every call) never touch it.
@@ -44,6 +45,7 @@ from journal_index.data.store import open_store
 from journal_index.indexing.indexer import discover
 from journal_index.query import Filters, search
 from journal_index.query.scope import resolve_scope
+from journal_index.semantic import fusion
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -105,7 +107,8 @@ def run(db: Path, sessions: Path, n: int, rounds: int, seed: int) -> dict[str, A
         current = newest_journal(sessions)
         cwd = str(store.value("SELECT cwd FROM files WHERE path = ?", (current,), default="") or "/")
         results: dict[str, Any] = {"queries": len(queries), "rounds": rounds, "current": current, "cwd": cwd,
-                                   "byClass": sorted({q.kind for q in queries})}
+                                   "byClass": sorted({q.kind for q in queries}),
+                                   "semantic": os.environ.get(fusion.ENV, fusion.DEFAULT_MODE)}
 
         def bare(q: Query, scope: str) -> None:
             search(store, q.text, Filters(resolve_scope(store, scope, cwd)), limit=9)
@@ -116,7 +119,9 @@ def run(db: Path, sessions: Path, n: int, rounds: int, seed: int) -> dict[str, A
             answer = tool.call({"action": "search", "query": q.text, "scope": scope})
             assert not answer.is_error, answer.text
 
+        # None of the caller's settings, but the semantic layer's mode this run measures
         env = {k: v for k, v in os.environ.items() if not k.startswith("JOURNAL_INDEX_")}
+        env[fusion.ENV] = os.environ[fusion.ENV]
         exe = Path(sys.executable).parent / "journal-index"
         argv = [str(exe), "--db", str(copy), "--sessions", str(sessions), "mcp", "--session-file", current,
                 "--cwd", cwd, "--max-scope", "global"]
@@ -161,7 +166,8 @@ def run(db: Path, sessions: Path, n: int, rounds: int, seed: int) -> dict[str, A
 
 
 def table(results: dict[str, Any]) -> str:
-    lines = [f"{results['queries']} queries × {results['rounds']} rounds; current journal unchanged",
+    lines = [f"{results['queries']} queries × {results['rounds']} rounds; current journal unchanged; "
+             f"semantic layer {results.get('semantic', 'off')}",
              f"{'scope':8} {'path':22} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}"
              f" {'CPU mean':>9}"]
     names = {"mcp": "MCP (stdio round trip)", "tool": "tool in-process", "search": "query.search alone"}
@@ -185,9 +191,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the figures here too")
+    ap.add_argument("--semantic", choices=fusion.MODES, default="off",
+                    help="the semantic layer's mode, for the server and the in-process paths alike (default off; "
+                         "'on' needs the extra and an index with vectors)")
     args = ap.parse_args(argv)
     if not args.db.is_file():
         ap.error(f"--db {args.db} is not a file; build it with journal-index --db DB --sessions DIR index")
+    os.environ[fusion.ENV] = args.semantic
+    if fusion.mode() != args.semantic:
+        ap.error(f"--semantic {args.semantic}: {fusion.setting().why_off}")
     results = run(args.db, args.sessions, args.queries, args.rounds, args.seed)
     print(table(results))
     if args.json:
