@@ -38,6 +38,7 @@ RRF_K = 60  # 1 / (RRF_K + rank): the usual constant; a rank's weight falls slow
 # weight moved tool results the question named below said words that merely sound alike.
 SEMANTIC_WEIGHT = 0.25  # a rank by meaning counts this much against one by words
 KEEP = 3  # the first lexical hits stay in place, above the fusion
+KEPT_STEP = 0.001  # between a kept hit lifted by ``kept`` and the hit below it: their order, nothing more
 # One thread embeds questions ahead (start): the model takes one question at a time anyway.
 _ASKING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-index-question")
 
@@ -134,9 +135,6 @@ def fuse(store: Store, ranked: list[Hit], query: str, filters: Filters, limit: i
         hit.fused = _ranks(words_rank[hit.rowid], None, None)
         below = hit.score
     return kept + fused
-
-
-KEPT_STEP = 0.001  # between a kept hit lifted by ``kept`` and the hit below it: their order, nothing more
 
 
 def _ranks(words: int | None, meaning: int | None, cosine: float | None) -> dict[str, float]:
