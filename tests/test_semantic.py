@@ -149,7 +149,9 @@ def _status(db: Path, sessions: Path, mode: str) -> tuple[str, dict[str, Any]]:
 
 
 def _said_entries(store: Store) -> int:
-    kinds = ", ".join(f"'{k}'" for k in ("user", "assistant", "compaction", "branch_summary"))
+    from journal_index.semantic.background import SAID_KINDS
+
+    kinds = ", ".join(f"'{k}'" for k in SAID_KINDS)
     return int(store.value(f"SELECT count(*) FROM entries WHERE kind IN ({kinds})", default=0))
 
 
