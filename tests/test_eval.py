@@ -8,6 +8,7 @@ does not index yet is skipped, with the reason.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +214,24 @@ def test_the_fit_tries_a_share_of_the_best_score_only_where_it_means_something()
     moved = _set(_set(FITTED, ("features", "newest_share"), 0.2), ("fields", "now", "said"), 0.7)
     assert _moved(FITTED, moved) == [f"newest_share {FITTED['features']['newest_share']} -> 0.2",  # type: ignore[index]
                                      f"now.said {FITTED['fields']['now']['said']} -> 0.7"]  # type: ignore[index]
+
+
+def test_the_ideas_index_points_at_its_paragraphs() -> None:
+    """tests/eval/IDEAS.md names each idea's place in README.md by line: every one must still be
+    where a paragraph, a list item or a table row starts, and the stop it names must be the
+    section it sits in (text inserted above them would move them all)."""
+    here = Path(__file__).parent / "eval"
+    readme = (here / "README.md").read_text("utf-8").split("\n")
+    rows = [line for line in (here / "IDEAS.md").read_text("utf-8").split("\n")
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
+    assert len(rows) >= 90
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        stop, number = int(cells[0]), int(cells[-1])
+        assert 1 < number <= len(readme), row
+        line, before = readme[number - 1], readme[number - 2]
+        starts = not before.strip() or line.startswith(("|", "-", "**")) or re.match(r"\d+\. ", line)
+        assert line.strip() and starts, (number, line)
+        heading = next(h for h in reversed(readme[:number]) if h.startswith("## "))
+        numbers = [int(n) for n in re.findall(r"\b(\d{2})\b", heading)]
+        assert stop in numbers or (stop == 25 and "Ranking model" in heading), (stop, heading)
