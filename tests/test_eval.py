@@ -20,7 +20,7 @@ from journal_index.query import Filters, Reader, search
 from journal_index.query.ranking_weights import FITTED
 from journal_index.query.scope import resolve_scope
 from tests.eval.check_questions import check
-from tests.eval.corpora import EVAL_SESSIONS, as_written, corpora, load_all_questions
+from tests.eval.corpora import EVAL_SESSIONS, HERE, as_written, corpora, load_all_questions
 from tests.eval.eval_session_texts import parse_story
 from tests.eval.fit_weights import _candidates, _moved, _set, fit
 from tests.eval.make_eval_sessions import build
@@ -220,9 +220,8 @@ def test_the_ideas_index_points_at_its_paragraphs() -> None:
     """tests/eval/IDEAS.md names each idea's place in README.md by line: every one must still be
     where a paragraph, a list item or a table row starts, and the stop it names must be the
     section it sits in (text inserted above them would move them all)."""
-    here = Path(__file__).parent / "eval"
-    readme = (here / "README.md").read_text("utf-8").split("\n")
-    rows = [line for line in (here / "IDEAS.md").read_text("utf-8").split("\n")
+    readme = (HERE / "README.md").read_text("utf-8").split("\n")
+    rows = [line for line in (HERE / "IDEAS.md").read_text("utf-8").split("\n")
             if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
     assert len(rows) >= 90
     for row in rows:
