@@ -24,7 +24,7 @@ from tests.eval.corpora import EVAL_SESSIONS, HERE, as_written, corpora, load_al
 from tests.eval.eval_session_texts import parse_story
 from tests.eval.fit_weights import _candidates, _moved, _set, fit
 from tests.eval.make_eval_sessions import build
-from tests.eval.run_eval import _call_shown_whole, evaluate_corpus, registered_format
+from tests.eval.run_eval import _call_shown_whole, evaluate_corpus, figures, registered_format
 
 NEW_CLASSES = ("facts_changed", "phrase", "tool_context", "precision", "paraphrase")
 
@@ -234,3 +234,39 @@ def test_the_ideas_index_points_at_its_paragraphs() -> None:
         heading = next(h for h in reversed(readme[:number]) if h.startswith("## "))
         numbers = [int(n) for n in re.findall(r"\b(\d{2})\b", heading)]
         assert stop in numbers or (stop == 25 and "Ranking model" in heading), (stop, heading)
+
+
+def test_the_sweep_judges_by_the_rule() -> None:
+    """sweep.judge: up by MIN_GAIN, more gained than lost and no family lower, or it fails."""
+    from tests.eval.sweep import MIN_GAIN, judge
+
+    now: list[int | None] = [1, 2, 2, None, 3, 1]
+    up: list[int | None] = [1, 1, 1, 5, 3, 1]  # three gained, none lost
+    families_now = {"pi": now[:3], "codex": now[3:]}
+    passed = judge(0.5, now, up, families_now, {"pi": up[:3], "codex": up[3:]})
+    assert (passed.gained, passed.lost, passed.passes) == (3, 0, True)
+    assert passed.mrr - figures(now).mrr >= MIN_GAIN
+    # a gain overall, with more gained than lost, but paid for by one family: refused
+    shifted: list[int | None] = [1, 1, 1, None, 4, 1]
+    refused = judge(0.5, now, shifted, families_now, {"pi": shifted[:3], "codex": shifted[3:]})
+    assert (refused.gained, refused.lost) == (2, 1) and refused.mrr - figures(now).mrr >= MIN_GAIN
+    assert refused.families["codex"] < figures(now[3:]).mrr and not refused.passes
+    # no change: not a gain
+    same = judge(0.0, now, list(now), families_now, {"pi": now[:3], "codex": now[3:]})
+    assert (same.gained, same.lost, same.passes) == (0, 0, False)
+
+
+def test_the_sweep_refuses_what_is_not_a_weight_and_reproduces_the_weight_in_use(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.eval.sweep import main, parse_setting
+
+    with pytest.raises(ValueError, match="not a weight"):
+        parse_setting("features.no_such_feature=1", FITTED)
+    with pytest.raises(ValueError, match="are numbers"):
+        parse_setting("features.length=high", FITTED)
+    assert parse_setting("fields.now.said=0.5,1", FITTED) == (("fields", "now", "said"), [0.5, 1.0])
+    assert main(["features.length=x"]) == 2
+    current = FITTED["features"]["length"]  # type: ignore[index]
+    assert main([f"features.length={current}", "--corpus", "eval"]) == 0
+    out = capsys.readouterr().out
+    assert f"features.length now {current}" in out and "0 gained / 0 lost" in out and "(+0.0000)" in out

@@ -28,6 +28,7 @@ import random
 import sys
 import tempfile
 import textwrap
+from collections.abc import Collection
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,10 +61,13 @@ class Scored(Protocol):
 class Bench:
     """The indexed corpora of a split and their questions, to be ranked again and again."""
 
-    def __init__(self, split: str, stack: ExitStack) -> None:
+    def __init__(self, split: str, stack: ExitStack, only: Collection[str] | None = None) -> None:
+        """``only``: these corpora alone (default: every one with questions of the split)."""
         self.sets: list[tuple[Built, list[dict[str, Any]]]] = []
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         for name, corpus in corpora().items():
+            if only is not None and name not in only:
+                continue
             questions = [q for q in load_all_questions(name) if q.get("split") == split]
             if not questions or not corpus.files or registered_format(corpus.fmt) is None:
                 continue
