@@ -43,7 +43,8 @@ class Outcome:
     passes: bool
 
 
-def _worse(rank: Rank) -> float:
+def _place(rank: Rank) -> float:
+    """A rank to compare: not in the first ten is below every place."""
     return float("inf") if rank is None else rank
 
 
@@ -51,8 +52,8 @@ def judge(value: float, now: Sequence[Rank], tried: Sequence[Rank], now_families
           tried_families: Mapping[str, Sequence[Rank]]) -> Outcome:
     """The figures of ``tried`` (ranks in the same question order as ``now``), and whether they
     pass the rule against ``now``."""
-    gained = sum(1 for a, b in zip(now, tried, strict=True) if _worse(b) < _worse(a))
-    lost = sum(1 for a, b in zip(now, tried, strict=True) if _worse(b) > _worse(a))
+    gained = sum(1 for a, b in zip(now, tried, strict=True) if _place(b) < _place(a))
+    lost = sum(1 for a, b in zip(now, tried, strict=True) if _place(b) > _place(a))
     base, f = figures(list(now)), figures(list(tried))
     families = {name: figures(list(ranks)).mrr for name, ranks in tried_families.items()}
     lower = [name for name, mrr in families.items() if mrr < figures(list(now_families[name])).mrr - 1e-9]
