@@ -93,8 +93,8 @@ class Bench:
         f = figures(self.ranks(weights))
         return f.mrr, f.recall_at_1
 
-    def family_scores(self, weights: dict[str, Any]) -> tuple[tuple[float, float], dict[str, float]]:
-        """The split's (MRR, R@1), and the MRR of each agent family (its corpora's format)."""
+    def by_family(self, weights: dict[str, Any]) -> tuple[list[Rank], dict[str, list[Rank]]]:
+        """The split's ranks under ``weights``, all together and per agent family (its corpora's format)."""
         ranking.WEIGHTS = weights
         everyone: list[Rank] = []
         families: dict[str, list[Rank]] = {}
@@ -102,6 +102,11 @@ class Bench:
             ranks = [rank_of(b.store, q, b.corpus.now_ms, b) for q in questions]
             everyone += ranks
             families.setdefault(b.corpus.fmt, []).extend(ranks)
+        return everyone, families
+
+    def family_scores(self, weights: dict[str, Any]) -> tuple[tuple[float, float], dict[str, float]]:
+        """The split's (MRR, R@1), and the MRR of each agent family."""
+        everyone, families = self.by_family(weights)
         f = figures(everyone)
         return (f.mrr, f.recall_at_1), {name: figures(ranks).mrr for name, ranks in families.items()}
 

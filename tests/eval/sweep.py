@@ -23,6 +23,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
+from tests.eval.corpora import corpora
 from tests.eval.fit_weights import Bench, _set
 from tests.eval.run_eval import Rank, figures
 
@@ -80,21 +81,13 @@ def parse_setting(text: str, weights: dict[str, Any]) -> tuple[tuple[str, ...], 
     return key, numbers
 
 
-def by_family(bench: Bench, weights: dict[str, Any]) -> tuple[list[Rank], dict[str, list[Rank]]]:
-    """The split's ranks under ``weights``, all together and per agent family (corpus format)."""
-    ranked = bench.per_corpus(weights)
-    families: dict[str, list[Rank]] = {}
-    for b, _ in bench.sets:
-        families.setdefault(b.corpus.fmt, []).extend(ranked[b.corpus.name])
-    return ranked["ALL"], families
-
-
 def main(argv: list[str] | None = None) -> int:
     from journal_index.query import ranking
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("setting", help="features.NAME=V1,V2,... or fields.INTENT.FIELD=V1,V2,...")
-    parser.add_argument("--corpus", action="append", help="only this corpus (repeatable; default: all)")
+    parser.add_argument("--corpus", action="append", choices=sorted(corpora()),
+                        help="only this corpus (repeatable; default: all)")
     args = parser.parse_args(argv)
     start = copy.deepcopy(ranking.WEIGHTS)
     try:
@@ -107,14 +100,14 @@ def main(argv: list[str] | None = None) -> int:
         if not split.sets:
             print("sweep: no corpus with train questions to rank", file=sys.stderr)
             return 2
-        now, now_families = by_family(split, start)
+        now, now_families = split.by_family(start)
         base = figures(now)
         current = start["features"][key[1]] if key[0] == "features" else start["fields"][key[1]][key[2]]
         print(f"train (n={base.n}), {'.'.join(key)} now {current}: R@1 {base.recall_at_1:.3f}  "
               f"R@5 {base.recall_at_5:.3f}  MRR {base.mrr:.4f}  "
               + "  ".join(f"{n} {figures(r).mrr:.4f}" for n, r in sorted(now_families.items())))
         for value in values:
-            tried, tried_families = by_family(split, _set(start, key, value))
+            tried, tried_families = split.by_family(_set(start, key, value))
             o = judge(value, now, tried, now_families, tried_families)
             print(f"  {value:<8g} R@1 {o.recall_at_1:.3f}  R@5 {o.recall_at_5:.3f}  MRR {o.mrr:.4f} "
                   f"({o.mrr - base.mrr:+.4f})  {o.gained} gained / {o.lost} lost  "
