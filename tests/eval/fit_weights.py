@@ -95,14 +95,11 @@ class Bench:
 
     def by_family(self, weights: dict[str, Any]) -> tuple[list[Rank], dict[str, list[Rank]]]:
         """The split's ranks under ``weights``, all together and per agent family (its corpora's format)."""
-        ranking.WEIGHTS = weights
-        everyone: list[Rank] = []
+        ranked = self.per_corpus(weights)
         families: dict[str, list[Rank]] = {}
-        for b, questions in self.sets:
-            ranks = [rank_of(b.store, q, b.corpus.now_ms, b) for q in questions]
-            everyone += ranks
-            families.setdefault(b.corpus.fmt, []).extend(ranks)
-        return everyone, families
+        for b, _ in self.sets:
+            families.setdefault(b.corpus.fmt, []).extend(ranked[b.corpus.name])
+        return ranked["ALL"], families
 
     def family_scores(self, weights: dict[str, Any]) -> tuple[tuple[float, float], dict[str, float]]:
         """The split's (MRR, R@1), and the MRR of each agent family."""
