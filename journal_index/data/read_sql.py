@@ -140,6 +140,13 @@ def held(store: Store, phrases: list[list[str]], rowids: set[int]) -> set[int]:
         sql, (candidates, light_expression(phrases), bulk_expression(phrases), min(rowids), max(rowids)))}
 
 
+def user_between(store: Store, file_id: int, after: int, before: int) -> bool:
+    """Whether the user speaks in the journal between byte offsets ``after`` and ``before``
+    (a new turn starts there)."""
+    return store.value("SELECT 1 FROM entries WHERE file_id = ? AND offset > ? AND offset < ? AND kind = 'user' "
+                       "LIMIT 1", (file_id, after, before)) is not None
+
+
 def reply_to(store: Store, question: Hit) -> Hit | None:
     """The reply that ends the turn ``question`` opened (the last assistant entry before the user
     speaks again, not a call: it says what was found), as the indexer linked it (entries.reply,

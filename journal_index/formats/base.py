@@ -119,6 +119,9 @@ class Entry:
     thinking_at: list[int] = field(default_factory=list)
     # A tool result saying its command still runs as a process polled later: that process's id.
     started_process: str | None = None
+    # The agent marked this message a note written between steps, not its closing report
+    # (Codex's ``phase: "commentary"``); False where a format has no such mark.
+    progress: bool = False
 
     @property
     def thinking(self) -> list[str]:

@@ -394,7 +394,8 @@ def _response_item(obj: dict[str, Any], payload: dict[str, Any], entry_id: str, 
         parts: list[str] = []
         if not text_of_blocks(payload.get("content"), parts, ("output_text", "text")):
             return Skip.MALFORMED
-        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts)
+        return Entry(entry_id, None, ts, "assistant", "assistant", None, parts,
+                     progress=payload.get("phase") == "commentary")
     if kind == "reasoning":
         parts = []
         summary = payload.get("summary")

@@ -201,6 +201,12 @@ class Reader:
         entry = found[0]
         return bool(entry.parts) and len(entry.thinking_at) == len(entry.parts) and not entry.calls and not entry.output
 
+    def progress_note(self, hit: Hit) -> bool:
+        """Whether the journal marks the entry at the hit's place a note written between steps
+        (False if the line is not it)."""
+        found = self._entry_and_call(hit)
+        return found is not None and found[0].progress
+
     def forget(self) -> None:
         """Drop the lines read so far (a journal was reindexed after a rewrite)."""
         self._parsed.clear()
@@ -287,7 +293,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
             ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
             # ordered by score, which is what the JSON shows: nothing reorders after this
             ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text,
-                            reader.only_thinking, limit)
+                            reader.only_thinking, limit, reader.progress_note)
             # where words fall short, what is nearest in meaning (the optional semantic layer)
             ranked = fuse(store, ranked, question.raw, filters, limit, asked)
         else:

@@ -262,8 +262,33 @@ def _head(ranked: list[Hit], terms: set[str], tokenize: Tokenize,
     return head, tail, speaking
 
 
+LATER_FORM = "count"  # how `later` grows with the earlier hits of its turn: "any" (1) or "count" (log(1 + k))
+
+
+def _later(store: Store, head: list[Hit], question: Question) -> None:
+    """``later``: a turn searches, reads and tries first and says what came of it last, so of
+    the head's hits in one turn (no user entry between them) each after the first is lifted.
+    Not when asked for now (``newest`` orders those by time) nor for user entries and summaries,
+    which are not steps of a turn."""
+    weight = _w("later")
+    if not weight or question.now > 0:
+        return
+    by_journal: dict[int, list[Hit]] = {}
+    for hit in head:
+        if hit.kind != "user" and hit.kind not in SUMMARY_KINDS:
+            by_journal.setdefault(hit.file_id, []).append(hit)
+    for file_id, hits in by_journal.items():
+        hits.sort(key=lambda h: h.offset)
+        earlier = 0
+        for before, hit in zip(hits, hits[1:], strict=False):
+            earlier = 0 if read_sql.user_between(store, file_id, before.offset, hit.offset) else earlier + 1
+            if earlier:
+                _set(hit, "later", weight * (1.0 if LATER_FORM == "any" else math.log1p(earlier)))
+
+
 def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokenize, text_of: TextOf,
-           said_of: TextOf, only_thinks: Callable[[Hit], bool], limit: int = RERANK) -> list[Hit]:
+           said_of: TextOf, only_thinks: Callable[[Hit], bool], limit: int = RERANK,
+           progress_note: Callable[[Hit], bool] | None = None) -> list[Hit]:
     """The best candidates scored again on their own words (proximity, pairs, thought, question
     turn and its reply, copy); every hit sorted by its score."""
     from journal_index.query.excerpt import find_matches
@@ -290,6 +315,9 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
         if hit.kind == "assistant" and only_thinks(hit):
             # the model planning aloud ("I'm checking the config…"): what it found or did is said after
             _set(hit, "thought", _w("thought"))
+        if hit.kind == "assistant" and progress_note is not None and _w("progress") and progress_note(hit):
+            # a note between steps ("I'll inspect the provider first…"); the turn's report says what came of it
+            _set(hit, "progress", _w("progress"))
         # Asked, a question quoted word for word is what is looked for; one merely alike asks
         # what its reply says.
         if (hit.kind == "user" and question.asks and _asks_in_journal(text, question.intent == "explain")
@@ -308,6 +336,7 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
                     mine.explain = {"question": hit.score, "reply_link": _w("reply_link")}
                     mine.score = handed
             _set(hit, "question_turn", _w("question_turn"))
+    _later(store, head, question)
     tail = [h for h in tail if h not in added]
     ordered = _one_per_entry(_sorted(head + added + tail), speaking)
     _newest_first(ordered, question.now)

@@ -78,6 +78,8 @@ FITTED: dict[str, object] = {
         "synonym": 0.85,
         "name": 1.5,
         "length": -0.15,
-        "thought": -2.0
+        "thought": -2.0,
+        "later": 0.1,
+        "progress": -0.5
     }
 }
