@@ -112,6 +112,18 @@ def test_assistant_words_reasoning_summaries_and_their_repeats() -> None:
         {"type": "Text", "text": "The fix was a retry."}]}})) is Skip.NOT_INDEXED
 
 
+@pytest.mark.parametrize(("phase", "progress"), [("commentary", True), ("final_answer", False), (None, False)])
+def test_a_note_between_steps_is_marked_as_progress(phase: str | None, progress: bool) -> None:
+    """Codex marks the notes it writes between steps ``phase: "commentary"`` and the report that
+    closes a turn ``final_answer``; older rollouts have no phase."""
+    payload: dict[str, Any] = {"type": "message", "role": "assistant",
+                               "content": [{"type": "output_text", "text": "I'll inspect the provider first."}]}
+    if phase is not None:
+        payload["phase"] = phase
+    said = parse(item(payload))
+    assert isinstance(said, Entry) and said.progress is progress
+
+
 def test_calls_and_their_outputs() -> None:
     call = parse(item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"gh issue list"}',
                        "call_id": "call_1"}))

@@ -17,7 +17,7 @@ from journal_index.indexing.indexer import index_file
 from journal_index.query import Filters, Reader, ranking, search
 from journal_index.query.ranking_weights import FIELD_NAMES, FITTED
 from journal_index.query.scope import resolve_scope
-from tests.test_codex_format import THREAD, TS, item, line
+from tests.test_codex_format import THREAD, TS, event, item, line
 
 NOW_MS = 1_796_083_200_000  # 2026-12-01
 QUERIES = [
@@ -138,3 +138,54 @@ def test_an_entry_that_only_thinks_is_lowered_by_thought(tmp_path: Path, store: 
     assert thinking[0].explain["thought"] == weight
     assert "thought" not in replies[0].explain
     assert hits.index(replies[0]) < hits.index(thinking[0])
+
+
+def _said(text: str, phase: str | None = None) -> bytes:
+    payload: dict[str, object] = {"type": "message", "role": "assistant",
+                                  "content": [{"type": "output_text", "text": text}]}
+    if phase is not None:
+        payload["phase"] = phase
+    return item(payload)
+
+
+def _rollout(tmp_path: Path, store: Store, name: str, *lines: bytes) -> None:
+    path = tmp_path / f"rollout-2026-11-30T12-38-07-{name}.jsonl"
+    path.write_bytes(b"\n".join([line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+                                  *lines]) + b"\n")
+    index_file(store, path)
+
+
+def test_a_note_between_steps_is_lowered_by_progress(tmp_path: Path, store: Store) -> None:
+    """``progress``: a Codex message marked commentary ("I'll check…") holding the question's
+    words is lowered by the weight; the turn's final answer, holding them too, is not."""
+    _rollout(tmp_path, store, "progress",
+             event({"type": "user_message", "message": "why is the gizmo ledger off"}),
+             _said("I'll check the gizmo ledger totals against the invoices first.", "commentary"),
+             _said("The gizmo ledger totals were off because refunds were counted twice.", "final_answer"))
+    weight = ranking.WEIGHTS["features"]["progress"]
+    assert weight < 0
+    hits = search(store, "gizmo ledger totals", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
+    said = {h.explain.get("progress"): h for h in hits if h.kind == "assistant"}
+    assert set(said) == {weight, None}
+
+
+def test_a_later_hit_of_the_same_turn_is_lifted_by_later(tmp_path: Path, store: Store) -> None:
+    """``later``: of a turn's hits, each after the first is lifted by weight × log(1 + the hits of
+    its turn before it); a user entry starts a new turn, and a question asked for now is left to
+    ``newest``."""
+    _rollout(tmp_path, store, "later",
+             event({"type": "user_message", "message": "look into the sprocket queue"}),
+             _said("Reading the sprocket queue worker to see how it retries."),
+             _said("Looking at the sprocket queue settings next."),
+             _said("The sprocket queue retried forever because max_attempts was unset; it is 5 now."),
+             event({"type": "user_message", "message": "thanks"}),
+             _said("The sprocket queue change is in the release notes."))
+    weight = ranking.WEIGHTS["features"]["later"]
+    assert weight > 0 and ranking.LATER_FORM == "count"
+    hits = search(store, "sprocket queue", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
+    by_offset = sorted((h for h in hits if h.kind == "assistant"), key=lambda h: h.offset)
+    assert len(by_offset) == 4
+    lifts = [h.explain.get("later", 0.0) for h in by_offset]
+    assert lifts == pytest.approx([0.0, weight * math.log(2), weight * math.log(3), 0.0])
+    asked_now = search(store, "sprocket queue now", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
+    assert asked_now and all("later" not in h.explain for h in asked_now)

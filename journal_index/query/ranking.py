@@ -15,7 +15,9 @@ eval's train split):
      holds by chance — coverage is not normalized by length, bm25 is.
 3. The best RERANK are re-read and get, from their words: ``proximity`` (the question's terms
    close together), ``pairs`` (its word pairs as typed), ``thought`` (an entry that is only the
-   model's readable thinking, no reply, call or output), ``question_turn`` (a question found in
+   model's readable thinking, no reply, call or output), ``progress`` (a message its agent marked
+   as a note between steps: Codex's commentary), ``later`` (of a turn's hits, each after the
+   first, by how many came before it), ``question_turn`` (a question found in
    the journal, whose turn's reply then gets ``reply_link``: at least the question's score plus
    that weight), ``copy`` (a reply pasting an earlier answer of ours, or repeating an older
    candidate), and ``newest`` (asked for now: those close to the best, newest first; summaries
@@ -289,8 +291,8 @@ def _later(store: Store, head: list[Hit], question: Question) -> None:
 def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokenize, text_of: TextOf,
            said_of: TextOf, only_thinks: Callable[[Hit], bool], limit: int = RERANK,
            progress_note: Callable[[Hit], bool] | None = None) -> list[Hit]:
-    """The best candidates scored again on their own words (proximity, pairs, thought, question
-    turn and its reply, copy); every hit sorted by its score."""
+    """The best candidates scored again on their own words (proximity, pairs, thought, progress,
+    question turn and its reply, later, copy); every hit sorted by its score."""
     from journal_index.query.excerpt import find_matches
 
     groups = question.groups
