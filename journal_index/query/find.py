@@ -293,7 +293,7 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
             ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
             # ordered by score, which is what the JSON shows: nothing reorders after this
             ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text,
-                            reader.only_thinking, limit, reader.progress_note)
+                            reader.only_thinking, reader.progress_note, limit)
             # where words fall short, what is nearest in meaning (the optional semantic layer)
             ranked = fuse(store, ranked, question.raw, filters, limit, asked)
         else:

@@ -264,12 +264,10 @@ def _head(ranked: list[Hit], terms: set[str], tokenize: Tokenize,
     return head, tail, speaking
 
 
-LATER_FORM = "count"  # how `later` grows with the earlier hits of its turn: "any" (1) or "count" (log(1 + k))
-
-
 def _later(store: Store, head: list[Hit], question: Question) -> None:
     """``later``: a turn searches, reads and tries first and says what came of it last, so of
-    the head's hits in one turn (no user entry between them) each after the first is lifted.
+    the head's hits in one turn (no user entry between them) each after the first is lifted, by
+    the log of 1 + how many came before it (a flat lift for any did less on train: stop 45).
     Not when asked for now (``newest`` orders those by time) nor for user entries and summaries,
     which are not steps of a turn."""
     weight = _w("later")
@@ -285,12 +283,12 @@ def _later(store: Store, head: list[Hit], question: Question) -> None:
         for before, hit in zip(hits, hits[1:], strict=False):
             earlier = 0 if read_sql.user_between(store, file_id, before.offset, hit.offset) else earlier + 1
             if earlier:
-                _set(hit, "later", weight * (1.0 if LATER_FORM == "any" else math.log1p(earlier)))
+                _set(hit, "later", weight * math.log1p(earlier))
 
 
 def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokenize, text_of: TextOf,
-           said_of: TextOf, only_thinks: Callable[[Hit], bool], limit: int = RERANK,
-           progress_note: Callable[[Hit], bool] | None = None) -> list[Hit]:
+           said_of: TextOf, only_thinks: Callable[[Hit], bool], progress_note: Callable[[Hit], bool],
+           limit: int = RERANK) -> list[Hit]:
     """The best candidates scored again on their own words (proximity, pairs, thought, progress,
     question turn and its reply, later, copy); every hit sorted by its score."""
     from journal_index.query.excerpt import find_matches
@@ -317,7 +315,7 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
         if hit.kind == "assistant" and only_thinks(hit):
             # the model planning aloud ("I'm checking the config…"): what it found or did is said after
             _set(hit, "thought", _w("thought"))
-        if hit.kind == "assistant" and progress_note is not None and _w("progress") and progress_note(hit):
+        if hit.kind == "assistant" and _w("progress") and progress_note(hit):
             # a note between steps ("I'll inspect the provider first…"); the turn's report says what came of it
             _set(hit, "progress", _w("progress"))
         # Asked, a question quoted word for word is what is looked for; one merely alike asks
