@@ -143,8 +143,8 @@ def held(store: Store, phrases: list[list[str]], rowids: set[int]) -> set[int]:
 def user_between(store: Store, file_id: int, after: int, before: int) -> bool:
     """Whether the user speaks in the journal between byte offsets ``after`` and ``before``
     (a new turn starts there)."""
-    return store.value("SELECT 1 FROM entries WHERE file_id = ? AND offset > ? AND offset < ? AND kind = 'user' "
-                       "LIMIT 1", (file_id, after, before)) is not None
+    return bool(store.value("SELECT EXISTS (SELECT 1 FROM entries WHERE file_id = ? AND offset > ? AND offset < ? "
+                            "AND kind = 'user')", (file_id, after, before)))
 
 
 def reply_to(store: Store, question: Hit) -> Hit | None:
