@@ -20,6 +20,10 @@ class HubError(Exception):
     """The hub cannot be used; the message is one line saying what is wrong and what to do."""
 
 
+class PushBusy(HubError):
+    """Another push from this host holds the host's push lock (a push asked not to wait)."""
+
+
 def shown_url(url: str) -> str:
     """The URL as messages show it: without its password, redacted."""
     return redact(_PASSWORD.sub(r"\1:***@", url))

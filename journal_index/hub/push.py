@@ -25,7 +25,7 @@ from typing import Any
 from journal_index.data import read_sql
 from journal_index.data.store import Store
 from journal_index.formats import Root
-from journal_index.hub.connection import HubError
+from journal_index.hub.connection import HubError, PushBusy
 from journal_index.hub.forms import TS_CONFIG, clean, document_form
 from journal_index.hub.shares import Share
 from journal_index.indexing.indexer import index_file
@@ -239,15 +239,23 @@ def _push_journal(conn: Any, store: Store, reader: Reader, host: str, journal: L
 
 
 def push(conn: Any, store: Store, shares: Sequence[Share], host: str,
-         roots: Sequence[Root | str | os.PathLike[str]] | None = None) -> PushReport:
+         roots: Sequence[Root | str | os.PathLike[str]] | None = None, wait: bool = True) -> PushReport:
     """Push every shared journal's new entries (the local index is brought up to date first by
-    the caller). Raises psycopg errors when the hub fails; what was committed stays."""
+    the caller). Raises psycopg errors when the hub fails; what was committed stays. With
+    ``wait=False``, PushBusy when another push from this host is running, instead of waiting."""
     started = time.perf_counter()
     report = PushReport(host)
     claim_host(conn, host)
     # One push per host at a time (watch and a manual push): a second one waits. A session lock,
     # so a killed push's connection gives it back when the server notices the socket closed.
-    conn.execute("SELECT pg_advisory_lock(hashtext('journal-index push ' || %s))", (host,))
+    # watch does not wait: waiting inside the server, it could not stop on a signal.
+    if wait:
+        conn.execute("SELECT pg_advisory_lock(hashtext('journal-index push ' || %s))", (host,))
+    else:
+        row = conn.execute("SELECT pg_try_advisory_lock(hashtext('journal-index push ' || %s))", (host,)).fetchone()
+        if not (row and row[0]):
+            conn.commit()
+            raise PushBusy(f"another push from host {redact(host)!r} is running")
     conn.commit()
     teams = my_teams(conn)
     team_by_folder = {share.folder: team_of(share, teams) for share in shares}

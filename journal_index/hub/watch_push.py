@@ -11,7 +11,15 @@ from collections.abc import Callable, Sequence
 from journal_index.data.store import Store
 from journal_index.formats import Root
 from journal_index.hub import shares as registry
-from journal_index.hub.connection import HUB_ENV, HubError, connect, failure_line, host_name, is_hub_failure
+from journal_index.hub.connection import (
+    HUB_ENV,
+    HubError,
+    PushBusy,
+    connect,
+    failure_line,
+    host_name,
+    is_hub_failure,
+)
 
 # At most one push this often (a busy session appends several lines a second).
 PUSH_SECONDS = float(os.environ.get("JOURNAL_INDEX_HUB_PUSH_SECONDS", "10"))
@@ -22,6 +30,7 @@ class HubPusher:
         self.error, self.info = error, info
         self.last = float("-inf")
         self.failing: str | None = None
+        self.waiting = False  # another push from this host held the push lock at the last try
 
     def maybe_push(self, store: Store, roots: Sequence[Root]) -> None:
         if time.monotonic() - self.last < PUSH_SECONDS:
@@ -34,6 +43,11 @@ class HubPusher:
             if not saved.shares or not url:
                 return
             self._push(store, roots, saved.shares, url)
+        except PushBusy:
+            # a manual `hub push` of this host is running: this one goes after it, on a later pass
+            if not self.waiting:
+                self.info("another push from this host is running; watch pushes after it")
+            self.waiting = True
         except HubError as exc:
             self._failed(str(exc))
         except Exception as exc:
@@ -48,7 +62,7 @@ class HubPusher:
         conn = connect(url)
         try:
             check_schema(conn)
-            report = push(conn, store, shares, host_name(), roots=roots)
+            report = push(conn, store, shares, host_name(), roots=roots, wait=False)
         finally:
             try:
                 conn.close()
@@ -57,6 +71,7 @@ class HubPusher:
         if self.failing is not None:
             self.info("the hub answers again")
         self.failing = None
+        self.waiting = False
         if report.entries:
             self.info(f"pushed {report.entries} entries from {report.journals} journals to the hub")
 

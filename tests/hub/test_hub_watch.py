@@ -6,6 +6,8 @@ import signal
 import time
 from pathlib import Path
 
+import psycopg
+
 from tests.hub.conftest import Hub
 from tests.hub.hosts import HostHome, append_user_line, copy_pi_corpus
 
@@ -61,3 +63,37 @@ def test_watch_goes_on_when_the_hub_is_down(tmp_path: Path, hub: Hub) -> None:
     assert sum("cannot reach the hub" in line for line in err.splitlines()) == 1, err
     search = machine.run("search", "alembic", "--scope", "global", "--json")
     assert '"results": [' in search.stdout and "alembic" in search.stdout.lower()  # indexed all the same
+
+
+def test_watch_pushes_after_another_push_of_its_host_and_stops_while_one_runs(tmp_path: Path, hub: Hub) -> None:
+    """One push per host at a time: watch does not wait for the host's push lock (a manual push
+    holding it), it pushes on a later pass; so it stops on SIGTERM at once while that push runs
+    (waiting for the lock inside the server, it could not)."""
+    machine = HostHome(tmp_path / "laptop", "laptop", hub.url("alice"))
+    copy_pi_corpus(machine.home)
+    machine.run("hub", "share", PRJCT)
+    machine.env["JOURNAL_INDEX_HUB_PUSH_SECONDS"] = "0"
+    lock = "SELECT pg_advisory_lock(hashtext('journal-index push ' || %s))"
+    running = psycopg.connect(hub.url("alice"), autocommit=True)  # stands for a long `hub push` of laptop
+    running.execute(lock, ("laptop",))
+    watch = machine.popen("watch", "--rescan", "1")
+    try:
+        time.sleep(4)  # backfilled, and tried to push on several passes
+        assert hub.rows("SELECT count(*) FROM hub_entries")[0][0] == 0
+        running.close()  # that push ends: watch pushes on its next pass
+        assert wait_for(lambda: hub.rows("SELECT count(*) FROM hub_entries")[0][0])
+        running = psycopg.connect(hub.url("alice"), autocommit=True)  # another one starts
+        running.execute(lock, ("laptop",))
+        time.sleep(3)
+        assert watch.poll() is None
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        try:
+            _, err = watch.communicate(timeout=30)
+        finally:
+            if watch.poll() is None:
+                watch.kill()
+                watch.communicate()
+            running.close()
+    assert watch.returncode == 0, err
+    assert err.count("another push from this host is running; watch pushes after it") == 2, err
