@@ -238,6 +238,9 @@ def _push_journal(conn: Any, store: Store, reader: Reader, host: str, journal: L
     return True
 
 
+_PUSH_LOCK = "hashtext('journal-index push ' || %s)"  # the advisory lock's key, one per host
+
+
 def push(conn: Any, store: Store, shares: Sequence[Share], host: str,
          roots: Sequence[Root | str | os.PathLike[str]] | None = None, wait: bool = True) -> PushReport:
     """Push every shared journal's new entries (the local index is brought up to date first by
@@ -250,13 +253,23 @@ def push(conn: Any, store: Store, shares: Sequence[Share], host: str,
     # so a killed push's connection gives it back when the server notices the socket closed.
     # watch does not wait: waiting inside the server, it could not stop on a signal.
     if wait:
-        conn.execute("SELECT pg_advisory_lock(hashtext('journal-index push ' || %s))", (host,))
+        conn.execute(f"SELECT pg_advisory_lock({_PUSH_LOCK})", (host,))
     else:
-        row = conn.execute("SELECT pg_try_advisory_lock(hashtext('journal-index push ' || %s))", (host,)).fetchone()
+        row = conn.execute(f"SELECT pg_try_advisory_lock({_PUSH_LOCK})", (host,)).fetchone()
         if not (row and row[0]):
             conn.commit()
             raise PushBusy(f"another push from host {redact(host)!r} is running")
     conn.commit()
+    try:
+        _push_shared(conn, store, shares, host, roots, report)
+    finally:
+        _unlock(conn, host)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _push_shared(conn: Any, store: Store, shares: Sequence[Share], host: str,
+                 roots: Sequence[Root | str | os.PathLike[str]] | None, report: PushReport) -> None:
     teams = my_teams(conn)
     team_by_folder = {share.folder: team_of(share, teams) for share in shares}
     reader = Reader(store, roots)
@@ -268,8 +281,20 @@ def push(conn: Any, store: Store, shares: Sequence[Share], host: str,
             fresh = next((j for j in shared_journals(store, [journal.share]) if j.path == journal.path), None)
             if fresh is not None:
                 _push_journal(conn, store, reader, host, fresh, team, report)
-    report.seconds = time.perf_counter() - started
-    return report
+
+
+def _unlock(conn: Any, host: str) -> None:
+    """Give the push lock back at once: the next push of this host (watch pushes every few
+    seconds on a new connection) must not find it held while the server is still closing this
+    connection. When the connection has failed, its closing gives the lock back."""
+    import psycopg
+
+    try:
+        conn.rollback()
+        conn.execute(f"SELECT pg_advisory_unlock({_PUSH_LOCK})", (host,))
+        conn.commit()
+    except psycopg.Error:
+        pass
 
 
 def forget(conn: Any, what: str) -> tuple[int, int]:

@@ -97,3 +97,24 @@ def test_watch_pushes_after_another_push_of_its_host_and_stops_while_one_runs(tm
             running.close()
     assert watch.returncode == 0, err
     assert err.count("another push from this host is running; watch pushes after it") == 2, err
+
+
+def test_a_push_gives_its_hosts_lock_back_before_its_connection_closes(tmp_path: Path, hub: Hub) -> None:
+    """watch pushes on a new connection every pass: the lock of the push before must be free
+    then, not only once the server has closed that push's connection."""
+    from journal_index.data.store import open_store
+    from journal_index.hub.push import push
+
+    store = open_store(str(tmp_path / "index.db"))
+    pushing = psycopg.connect(hub.url("alice"))
+    other = psycopg.connect(hub.url("alice"), autocommit=True)
+    try:
+        push(pushing, store, [], "laptop", wait=False)
+        assert pushing.closed is False
+        try_lock = "SELECT pg_try_advisory_lock(hashtext('journal-index push ' || %s))"
+        row = other.execute(try_lock, ("laptop",)).fetchone()
+        assert row is not None and row[0] is True
+    finally:
+        pushing.close()
+        other.close()
+        store.close()
