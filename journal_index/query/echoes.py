@@ -35,33 +35,56 @@ COPY_KINDS = frozenset({"assistant", "user"})
 SHORT_ID = 8  # an entry id is named by at least its first 8 characters (as people see it)
 
 TextOf = Callable[[Hit], str | None]
+# a text's runs: (start, hash) of each in order, and the hashes as a set
+HashedRuns = tuple[list[tuple[int, int]], set[int]]
 
 
-def _runs(words: list[str], ordered: list[int]) -> dict[int, int]:
-    """hash of each run of RUN_WORDS words long enough → where the run starts (``ordered``: the
-    hash of every run, :func:`_run_hashes`)."""
+def _runs(words: list[str], hashed: list[tuple[int, int]]) -> dict[int, int]:
+    """hash of each run of RUN_WORDS words long enough → where the run starts (``hashed``: the
+    start and hash of every run, :func:`_run_hashes`)."""
     if len(words) < RUN_WORDS:
         return {}
     lengths = [len(w) for w in words]
     # zip over shifted lists: the run lengths are summed in C, not word by word in Python
     sizes = map(sum, zip(*(lengths[i:] for i in range(RUN_WORDS)), strict=False))
-    return {run: start for start, (run, size) in enumerate(zip(ordered, sizes, strict=False))
-            if size + RUN_WORDS - 1 >= RUN_CHARS}
+    return {run: start for (start, run), size in zip(hashed, sizes, strict=False) if size + RUN_WORDS - 1 >= RUN_CHARS}
 
 
-def _run_hashes(words: list[str]) -> list[int]:
-    """The hash of every run of RUN_WORDS words (however short), in order (built in C)."""
-    return list(map(hash, zip(*(words[i:] for i in range(RUN_WORDS)), strict=False)))
+def _run_hashes(words: list[str], start: int = 0) -> list[tuple[int, int]]:
+    """Where each run of RUN_WORDS words (however short) starts, and its hash, in order (built in
+    C); ``start``: the position of ``words`` in a longer text."""
+    return list(enumerate(map(hash, zip(*(words[i:] for i in range(RUN_WORDS)), strict=False)), start))
 
 
-def _copied(copy: list[str], runs: dict[int, int], original: list[str], hashes: tuple[list[int], set[int]]) -> bool:
-    """Does ``copy`` (whose runs are ``runs``) repeat a run of ``original`` (whose run hashes are
-    ``hashes``, in order and as a set) word for word? Only the runs whose hashes both hold are
-    compared word by word."""
+def _run_hashes_within(words: list[str], vocabulary: set[str]) -> list[tuple[int, int]]:
+    """:func:`_run_hashes`, of the runs whose every word is in ``vocabulary`` alone: a run holding
+    another word repeats no copy, and a long tool output shares few stretches of ten words with
+    the copies' words, so most of its runs are never hashed."""
+    known = [w in vocabulary for w in words]
+    out: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        try:
+            start = known.index(True, start)
+        except ValueError:
+            return out
+        try:
+            end = known.index(False, start)
+        except ValueError:
+            end = len(words)
+        if end - start >= RUN_WORDS:
+            out += _run_hashes(words[start:end], start)
+        start = end
+
+
+def _copied(copy: list[str], runs: dict[int, int], original: list[str], hashes: HashedRuns) -> bool:
+    """Does ``copy`` (whose runs are ``runs``) repeat a run of ``original`` (whose runs are
+    ``hashes``: start and hash in order, and the hashes as a set) word for word? Only the runs
+    whose hashes both hold are compared word by word."""
     ordered, present = hashes
     for run in runs.keys() & present:
         wanted = copy[runs[run]:runs[run] + RUN_WORDS]
-        if any(h == run and original[start:start + RUN_WORDS] == wanted for start, h in enumerate(ordered)):
+        if any(h == run and original[start:start + RUN_WORDS] == wanted for start, h in ordered):
             return True
     return False
 
@@ -82,7 +105,7 @@ def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
         return {}
     texts: dict[int, str] = {}
     words: dict[int, list[str]] = {}
-    hashed: dict[int, tuple[list[int], set[int]]] = {}  # each text's runs, hashed once per search
+    hashed: dict[int, HashedRuns] = {}  # each text's runs, hashed once per search
 
     def text_of_hit(hit: Hit) -> str:
         if id(hit) not in texts:
@@ -94,10 +117,12 @@ def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
             words[id(hit)] = text_of_hit(hit).split()
         return words[id(hit)]
 
-    def hashes_of(hit: Hit) -> tuple[list[int], set[int]]:
+    def hashes_of(hit: Hit) -> HashedRuns:
         if id(hit) not in hashed:
-            ordered = _run_hashes(words_of(hit))
-            hashed[id(hit)] = ordered, set(ordered)
+            # a copy's every run (its long ones are looked for); of a possible original, only
+            # those whose words some copy holds
+            ordered = _run_hashes(words_of(hit)) if id(hit) in copied else _run_hashes_within(words_of(hit), vocabulary)
+            hashed[id(hit)] = ordered, {h for _, h in ordered}
         return hashed[id(hit)]
 
     def may_copy(copy: Hit, original: Hit) -> bool:
@@ -105,6 +130,8 @@ def originals(ranked: list[Hit], text_of: TextOf, limit: int) -> dict[int, Hit]:
             return True
         return _names(text_of_hit(copy), original.entry_id[:SHORT_ID])
 
+    copied = {id(h) for _, h in copies}
+    vocabulary = {w for _, h in copies for w in words_of(h)}
     found: dict[int, Hit] = {}
     for n, copy in copies:
         when = copy.ts or 0
