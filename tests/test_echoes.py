@@ -11,7 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from journal_index.query.echoes import originals
+from hypothesis import given
+from hypothesis import strategies as st
+
+from journal_index.query.echoes import RUN_WORDS, _run_hashes, _run_hashes_within, originals
 from journal_index.query.hits import Hit
 from tests.conftest import FIXTURES
 from tests.helpers import copy_journal_tree
@@ -159,3 +162,14 @@ def test_a_copy_is_found_wherever_the_run_lies_in_the_original_and_only_word_for
     assert copies([near, other, original], texts) == {4: 2}  # the rest of it holds a long enough run
     one_word = {**texts, 4: " ".join(w if n % 5 else "x" for n, w in enumerate(QUOTED.split()))}
     assert copies([near, other, original], one_word) == {}
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", "word", "x"]), max_size=60),
+       st.sets(st.sampled_from(["a", "b", "c", "d", "word"])))
+def test_the_runs_of_a_possible_original_are_its_runs_made_only_of_the_copies_words(
+        words: list[str], vocabulary: set[str]) -> None:
+    """An original is hashed only where ten words in a row are the copies' words: exactly the
+    runs of the whole hashing whose every word is one of them, at the same places."""
+    every = _run_hashes(words)
+    kept = [(start, h) for start, h in every if set(words[start:start + RUN_WORDS]) <= vocabulary]
+    assert _run_hashes_within(words, vocabulary) == kept
