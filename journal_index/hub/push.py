@@ -25,7 +25,7 @@ from typing import Any
 from journal_index.data import read_sql
 from journal_index.data.store import Store
 from journal_index.formats import Root
-from journal_index.hub.connection import HubError, PushBusy
+from journal_index.hub.connection import HubError, PushBusy, is_hub_failure
 from journal_index.hub.forms import TS_CONFIG, clean, document_form
 from journal_index.hub.shares import Share
 from journal_index.indexing.indexer import index_file
@@ -287,14 +287,13 @@ def _unlock(conn: Any, host: str) -> None:
     """Give the push lock back at once: the next push of this host (watch pushes every few
     seconds on a new connection) must not find it held while the server is still closing this
     connection. When the connection has failed, its closing gives the lock back."""
-    import psycopg
-
     try:
         conn.rollback()
         conn.execute(f"SELECT pg_advisory_unlock({_PUSH_LOCK})", (host,))
         conn.commit()
-    except psycopg.Error:
-        pass
+    except Exception as exc:
+        if not is_hub_failure(exc):
+            raise
 
 
 def forget(conn: Any, what: str) -> tuple[int, int]:
