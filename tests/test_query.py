@@ -7,6 +7,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from click.testing import CliRunner
@@ -657,3 +658,51 @@ def test_held_is_the_candidates_matching_in_either_table(indexed_store: Store) -
                                                       (read_sql.bulk_expression(phrases),))}
         assert read_sql.held(indexed_store, phrases, some) == (light | bulk) & some
         assert read_sql.held(indexed_store, phrases, set()) == set()
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_a_reader_keeps_a_few_journals_open_and_closes_them(store: Store, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search reads a few journals many times: a Reader opens each once and keeps up to
+    OPEN_JOURNALS of them open, never more; close() (and so the end of a search) closes them,
+    and the Reader still reads afterwards."""
+    from journal_index.query import find
+
+    journals = find.OPEN_JOURNALS + 4
+    for n in range(journals):
+        path = tmp_path / "s" / "--w--" / f"j{n:02d}.jsonl"
+        _session(path, [(f"a{n:07d}", "user", f"walrus {n} asked"), (f"b{n:07d}", "assistant", f"walrus {n} said")])
+        index_file(store, path)
+    scope = Filters(resolve_scope(store, "global"))
+    hits = search(store, "walrus", scope, limit=100).hits
+    assert len(hits) == 2 * journals
+    opened: list[str] = []
+    open_journal = find.open_journal
+
+    def counted(path: str) -> BinaryIO:
+        opened.append(path)
+        return open_journal(path)
+
+    monkeypatch.setattr(find, "open_journal", counted)
+
+    before = _open_descriptors()
+    reader = Reader(store)
+    first = [h for h in hits if h.path == hits[0].path]
+    assert [reader.verified_text(h) is not None for h in first] == [True, True]
+    assert opened == [hits[0].path]  # two entries of one journal: opened once
+    for hit in hits:
+        assert reader.verified_text(hit) is not None
+        assert _open_descriptors() - before <= find.OPEN_JOURNALS
+    assert _open_descriptors() - before == find.OPEN_JOURNALS
+    reader.close()
+    assert _open_descriptors() == before
+    assert reader.verified_text(hits[-1]) is not None  # read before: from what it parsed
+    reader.forget()
+    assert reader.verified_text(hits[-1]) is not None and _open_descriptors() == before + 1
+    reader.close()
+
+    assert search(store, "walrus", scope, limit=100).hits and _open_descriptors() == before

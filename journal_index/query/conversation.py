@@ -84,25 +84,25 @@ def read_context(store: Store, entry_id: str, scope: Scope, count: int, session:
     session's count: where the entries around lie, for a page before and after."""
     if not 0 <= count <= MAX_CONTEXT:
         raise QueryError(f"context must be 0 to {MAX_CONTEXT} entries")
-    reader = Reader(store, roots, reindex)
-    for _attempt in (0, 1):
-        found = locate_entry(store, reader, entry_id, scope, session, prefer)
-        if isinstance(found, dict):
-            return found
-        target, _ = found
-        around = _neighbours(store, target, count)
-        texts = _texts(store, reader, around, apart)
-        if texts is None:
-            continue
-        entries = []
-        for hit, text in zip(around, texts, strict=True):
-            is_target = hit.rowid == target.rowid
-            entry = _entry_json(hit, text, PAGE_CHARS if is_target else CONTEXT_ENTRY_CHARS, apart)
-            entry["target"] = is_target
-            entries.append(entry)
-        return {"status": "ok", "entryId": target.entry_id, **_session_json(target), "context": count,
-                "entries": entries, "offset": read_sql.entries_before(store, target.file_id, around[0].offset),
-                "totalEntries": read_sql.entry_count(store, target.file_id)}
+    with Reader(store, roots, reindex) as reader:
+        for _attempt in (0, 1):
+            found = locate_entry(store, reader, entry_id, scope, session, prefer)
+            if isinstance(found, dict):
+                return found
+            target, _ = found
+            around = _neighbours(store, target, count)
+            texts = _texts(store, reader, around, apart)
+            if texts is None:
+                continue
+            entries = []
+            for hit, text in zip(around, texts, strict=True):
+                is_target = hit.rowid == target.rowid
+                entry = _entry_json(hit, text, PAGE_CHARS if is_target else CONTEXT_ENTRY_CHARS, apart)
+                entry["target"] = is_target
+                entries.append(entry)
+            return {"status": "ok", "entryId": target.entry_id, **_session_json(target), "context": count,
+                    "entries": entries, "offset": read_sql.entries_before(store, target.file_id, around[0].offset),
+                    "totalEntries": read_sql.entry_count(store, target.file_id)}
     return {"status": "unavailable", "entryId": entry_id, "reason": "the journal changed while reading"}
 
 
@@ -133,27 +133,27 @@ def read_session(store: Store, session: SessionRef, offset: int = 0, page_chars:
     earlier than one starting there). ``apart``: each entry's thinking apart."""
     if offset < 0:
         raise QueryError("offset must be 0 or more")
-    reader = Reader(store, roots, reindex)
-    for _attempt in (0, 1):
-        total = read_sql.entry_count(store, session.file_id)
-        if before is not None:
-            if not 0 < before <= total:
-                raise QueryError(f"before must be 1 to {total}, the entries of the session")
-            first = max(0, before - _PAGE_ROWS)
-            rows = read_sql.journal_hits(store, session.file_id, first, before - first)
-            page = _page(store, reader, rows[::-1], page_chars, apart)
-            entries = None if page is None else page[::-1]
-            start = before - (0 if entries is None else len(entries))
-        else:
-            if offset > 0 and offset >= total:
-                raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
-            entries = _page(store, reader, read_sql.journal_hits(store, session.file_id, offset, _PAGE_ROWS),
-                            page_chars, apart)
-            start = offset
-        if entries is None:
-            continue
-        end = start + len(entries)
-        return {"status": "ok", "sessionId": session.session_id, "agent": session.agent, "cwd": session.cwd,
-                "entries": entries, "offset": start, "nextOffset": end if end < total else None,
-                "totalEntries": total}
+    with Reader(store, roots, reindex) as reader:
+        for _attempt in (0, 1):
+            total = read_sql.entry_count(store, session.file_id)
+            if before is not None:
+                if not 0 < before <= total:
+                    raise QueryError(f"before must be 1 to {total}, the entries of the session")
+                first = max(0, before - _PAGE_ROWS)
+                rows = read_sql.journal_hits(store, session.file_id, first, before - first)
+                page = _page(store, reader, rows[::-1], page_chars, apart)
+                entries = None if page is None else page[::-1]
+                start = before - (0 if entries is None else len(entries))
+            else:
+                if offset > 0 and offset >= total:
+                    raise QueryError(f"offset {offset} is past the end of the session ({total} entries)")
+                entries = _page(store, reader, read_sql.journal_hits(store, session.file_id, offset, _PAGE_ROWS),
+                                page_chars, apart)
+                start = offset
+            if entries is None:
+                continue
+            end = start + len(entries)
+            return {"status": "ok", "sessionId": session.session_id, "agent": session.agent, "cwd": session.cwd,
+                    "entries": entries, "offset": start, "nextOffset": end if end < total else None,
+                    "totalEntries": total}
     return {"status": "unavailable", "sessionId": session.session_id, "reason": "the journal changed while reading"}

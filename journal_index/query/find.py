@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 import apsw
 
@@ -46,6 +46,9 @@ __all__ = ["TIME_EXAMPLE", "Filters", "Hit", "QueryError", "SearchResult", "iso"
            "search", "short_entry_id", "summaries"]
 
 PAGE_CHARS = 16_000
+# Journals a Reader keeps open between reads: a search reads a few journals many times (the
+# re-ranked candidates, the echo check's window, the page), mostly the same ones.
+OPEN_JOURNALS = 16
 UNAVAILABLE = "[journal line unavailable]"
 # Redo one journal from its start (it was rewritten under the index); True when that moved
 # anything. The query side never writes the index itself: the service layer hands this in.
@@ -75,6 +78,32 @@ class Reader:
         self._found: dict[tuple[str, str, int, int, str, int | None, int | None],
                           tuple[Entry, ToolCall | None] | None] = {}
         self._starts: dict[tuple[str, int, str], ToolCall | None] = {}  # a poll's command, by poll
+        self._journals: dict[str, BinaryIO] = {}  # open, least recently read first (OPEN_JOURNALS at most)
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the journals kept open (the Reader still works: it opens them again)."""
+        journals = getattr(self, "_journals", {})
+        while journals:
+            journals.popitem()[1].close()
+
+    def _journal(self, path: str) -> int:
+        """A descriptor of the journal at ``path``, opened once and kept for the next reads."""
+        handle = self._journals.pop(path, None)
+        if handle is None:
+            handle = open_journal(path)
+            if len(self._journals) >= OPEN_JOURNALS:
+                self._journals.pop(next(iter(self._journals))).close()
+        self._journals[path] = handle
+        return handle.fileno()
 
     def tokenize(self, text: str) -> list[str]:
         tokens = self._tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
@@ -124,13 +153,13 @@ class Reader:
         return self._found[key]
 
     def _read_entry_and_call(self, path: str, hit: Hit) -> tuple[Entry, ToolCall | None] | None:
-        with open_journal(path) as handle:
-            parsed = self._entry(handle.fileno(), path, hit)
-            if parsed is None:
-                return None
-            if hit.link_offset is None or hit.link_length is None or not parsed.answers:
-                return parsed, None
-            call_line = os.pread(handle.fileno(), hit.link_length, hit.link_offset)
+        fd = self._journal(path)
+        parsed = self._entry(fd, path, hit)
+        if parsed is None:
+            return None
+        if hit.link_offset is None or hit.link_length is None or not parsed.answers:
+            return parsed, None
+        call_line = os.pread(fd, hit.link_length, hit.link_offset)
         site = find_call(get_format(hit.format), parsed.answers, call_line, hit.link_offset)
         return None if site is None else (parsed, site.call)
 
@@ -179,8 +208,7 @@ class Reader:
         key = (path, hit.offset, process)
         if key not in self._starts:
             try:
-                with open_journal(path) as handle:
-                    site = process_lookback(handle.fileno(), get_format(hit.format), hit.offset, process, hit.offset)
+                site = process_lookback(self._journal(path), get_format(hit.format), hit.offset, process, hit.offset)
             except OSError:
                 return None
             self._starts[key] = site.call if site is not None else None
@@ -208,7 +236,9 @@ class Reader:
         return found is not None and found[0].progress
 
     def forget(self) -> None:
-        """Drop the lines read so far (a journal was reindexed after a rewrite)."""
+        """Drop the lines read so far and close the journals (one was reindexed after a rewrite:
+        its path may name another file now)."""
+        self.close()
         self._parsed.clear()
         self._resolved.clear()
         self._real_folders.clear()
@@ -283,25 +313,25 @@ def search(store: Store, query: str | None, filters: Filters, limit: int = 10,
            now: int | None = None, roots: Roots = None, reindex: Reindex | None = None) -> SearchResult:
     if limit < 1:
         raise QueryError("limit must be at least 1")
-    reader = Reader(store, roots, reindex)
-    question = parse(query or "")
-    groups = question.groups
-    terms = reader.query_terms(groups)
-    asked = start(store, question.raw) if groups else None  # the meaning is read while words are ranked
-    for attempt in (0, 1):
-        if groups:
-            ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
-            # ordered by score, which is what the JSON shows: nothing reorders after this
-            ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text,
-                            reader.only_thinking, reader.progress_note, limit)
-            # where words fall short, what is nearest in meaning (the optional semantic layer)
-            ranked = fuse(store, ranked, question.raw, filters, limit, asked)
-        else:
-            ranked = read_sql.newest_hits(store, filters.sql(), limit * 4)
-        hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)
-        if hits is not None:
-            match, hint = match_quality(hits) if groups else ("all", None)
-            return SearchResult(match, hint, filters.scope, hits)
+    with Reader(store, roots, reindex) as reader:
+        question = parse(query or "")
+        groups = question.groups
+        terms = reader.query_terms(groups)
+        asked = start(store, question.raw) if groups else None  # the meaning is read while words are ranked
+        for attempt in (0, 1):
+            if groups:
+                ranked = rank(store, question, filters, now if now is not None else now_ms(), reader.tokenize)
+                # ordered by score, which is what the JSON shows: nothing reorders after this
+                ranked = rerank(store, ranked, question, reader.tokenize, reader.scoring_text, reader.said_text,
+                                reader.only_thinking, reader.progress_note, limit)
+                # where words fall short, what is nearest in meaning (the optional semantic layer)
+                ranked = fuse(store, ranked, question.raw, filters, limit, asked)
+            else:
+                ranked = read_sql.newest_hits(store, filters.sql(), limit * 4)
+            hits = _page(store, reader, ranked, terms, limit, retry=attempt == 0)
+            if hits is not None:
+                match, hint = match_quality(hits) if groups else ("all", None)
+                return SearchResult(match, hint, filters.scope, hits)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -309,12 +339,12 @@ def summaries(store: Store, filters: Filters, limit: int = 10, roots: Roots = No
               reindex: Reindex | None = None) -> SearchResult:
     kinds = tuple(k for k in filters.kinds if k in SUMMARY_KINDS) or SUMMARY_KINDS
     narrowed = dataclasses.replace(filters, kinds=kinds)
-    reader = Reader(store, roots, reindex)
-    for attempt in (0, 1):
-        newest = read_sql.newest_hits(store, narrowed.sql(), limit * 4)
-        hits = _page(store, reader, newest, set(), limit, retry=attempt == 0)
-        if hits is not None:
-            return SearchResult("all", None, filters.scope, hits)
+    with Reader(store, roots, reindex) as reader:
+        for attempt in (0, 1):
+            newest = read_sql.newest_hits(store, narrowed.sql(), limit * 4)
+            hits = _page(store, reader, newest, set(), limit, retry=attempt == 0)
+            if hits is not None:
+                return SearchResult("all", None, filters.scope, hits)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -418,7 +448,8 @@ def read(store: Store, entry_id: str, scope: Scope, session: SessionRef | None =
     """
     if offset < 0:
         raise QueryError("offset must be 0 or more")
-    found = locate_entry(store, Reader(store, roots, reindex), entry_id, scope, session, prefer)
+    with Reader(store, roots, reindex) as reader:
+        found = locate_entry(store, reader, entry_id, scope, session, prefer)
     if isinstance(found, dict):
         return found
     chosen, text = found
