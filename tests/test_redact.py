@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from journal_index import redact as R
@@ -375,6 +375,40 @@ def test_pieces_cover_the_text_at_line_boundaries() -> None:
     for (_, a_end), (b_start, _) in zip(pieces, pieces[1:], strict=False):
         assert a_end == b_start and text[a_end - 1] == "\n"
 
+
+
+def _cut_line_by_line(text: str, lo: int, hi: int, reach: int) -> int:
+    """The piece cut as first written: each newline from the end, one at a time (the reference)."""
+    nl = text.rfind("\n", lo, hi)
+    first = nl
+    floor = max(lo, hi - reach)
+    while nl > floor:
+        if nl + 1 < len(text) and text[nl + 1] not in " \t":
+            return nl + 1
+        nl = text.rfind("\n", lo, nl)
+    return first + 1 if first != -1 else lo
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet=" \tab\n-", max_size=120), lo=st.integers(0, 130), width=st.integers(0, 130),
+       reach=st.integers(1, 40))
+@example(text="x\na\nb", lo=0, width=4, reach=40)  # the newline just before hi, seen by its next character
+@example(text="\nab\n cd", lo=0, width=6, reach=6)  # a newline at the floor itself does not count
+@example(text="x\na\n\tb", lo=0, width=5, reach=40)  # a tab indents as a space does
+def test_a_piece_is_cut_where_the_line_by_line_reading_cuts_it(text: str, lo: int, width: int, reach: int) -> None:
+    """The cut found by one regular expression is the reference's, in every case: no newline,
+    only indented lines, a newline at the text's end, the search reaching back no further than
+    _PEM_REACH (made small here to be reached)."""
+    from journal_index.redaction import pieces as module
+
+    hi = min(len(text), lo + width)
+    lo = min(lo, hi)
+    kept = module._PEM_REACH
+    module._PEM_REACH = reach  # type: ignore[misc]
+    try:
+        assert module._cut_before(text, lo, hi) == _cut_line_by_line(text, lo, hi, reach)
+    finally:
+        module._PEM_REACH = kept  # type: ignore[misc]
 
 def test_yaml_secret_across_a_piece_boundary() -> None:
     block = "apiVersion: v1\nkind: Secret\ndata:\n" + "".join(f"  k{i}: c2VjcmV0dmFsdWU{i:05d}\n" for i in range(40))

@@ -3,6 +3,7 @@ secret."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Final
 
@@ -38,14 +39,20 @@ def pieces(text: str, size: int = PIECE_SIZE) -> Iterator[tuple[int, int]]:
         yield start, n
 
 
+# The last newline in a span that a character other than a space or a tab follows: the greedy
+# prefix runs to the span's end and gives back characters until one is found (in C, not line by
+# line in Python: indented code has a line every few dozen characters).
+_LAST_UNINDENTED = re.compile(r"(?s:.*)\n(?=[^ \t])")
+
+
 def _cut_before(text: str, lo: int, hi: int) -> int:
-    """The last line start in (lo, hi] that does not begin with whitespace, else any line start."""
-    nl = text.rfind("\n", lo, hi)
-    first = nl
+    """The last line start in (lo, hi] that does not begin with whitespace (looked for in the
+    last _PEM_REACH characters), else any line start."""
+    first = text.rfind("\n", lo, hi)
+    if first == -1:
+        return lo
     floor = max(lo, hi - _PEM_REACH)
-    while nl > floor:
-        if nl + 1 < len(text) and text[nl + 1] not in " \t":
-            return nl + 1
-        nl = text.rfind("\n", lo, nl)
-    return first + 1 if first != -1 else lo
+    # a newline at nl in (floor, hi), the character after it (text[nl + 1], at most text[hi]) seen
+    found = _LAST_UNINDENTED.match(text, floor + 1, hi + 1)
+    return found.end() if found is not None else first + 1
 
