@@ -12,7 +12,9 @@ the server's writes (it indexes the current journal before every call) never tou
     (the newest journal stands for the agent's current one: unchanged between calls, the case of
     a model reading results), after ``initialize``; one untimed round, then ``--rounds`` timed
     rounds of ``tools/call`` (project scope, as an agent calls by default; then global), each
-    timed from writing the request to reading its reply line.
+    timed from writing the request to reading its reply line. The three paths (this one and the
+    two baselines below) take turns round by round, so a drift of the machine's speed falls on
+    each alike.
 3.  baselines in this run, same queries, same copy: ``MemoryTool.call`` in-process (the tool
     without the MCP transport) and ``query.search`` alone (the search without the tool's
     freshness check, scope and rendering).
@@ -76,20 +78,28 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed_rounds(call: Callable[[Query, str], None], queries: list[Query], scope: str, rounds: int,
-                 cpu: Callable[[], float] = time.process_time) -> tuple[list[float], list[float]]:
-    """(wall seconds per call, CPU seconds per call as ``cpu`` counts them: this process's by
-    default; for the server, its whole process's, read from /proc, threads included)."""
-    for q in queries:  # untimed: page cache, statement cache, lazily built state
-        call(q, scope)
-    wall, used = [], []
-    for _ in range(rounds):
-        for q in queries:
-            started, cpu_started = time.perf_counter(), cpu()
+TimedPath = tuple[Callable[[Query, str], None], Callable[[], float]]  # a call, and the CPU clock it is counted by
+
+
+def timed_rounds(paths: dict[str, TimedPath], queries: list[Query], scope: str,
+                 rounds: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Per path, (wall seconds per call, CPU seconds per call as its clock counts them: this
+    process's, or for the server its whole process's, read from /proc, threads included). The
+    paths take turns round by round (MCP, tool, search, MCP, …): this VM's speed drifts within
+    a minute, and a drift then falls on every path alike, so their ratios hold."""
+    for call, _ in paths.values():
+        for q in queries:  # untimed: page cache, statement cache, lazily built state
             call(q, scope)
-            wall.append(time.perf_counter() - started)
-            used.append(cpu() - cpu_started)
-    return wall, used
+    samples: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in paths}
+    for _ in range(rounds):
+        for name, (call, cpu) in paths.items():
+            wall, used = samples[name]
+            for q in queries:
+                started, cpu_started = time.perf_counter(), cpu()
+                call(q, scope)
+                wall.append(time.perf_counter() - started)
+                used.append(cpu() - cpu_started)
+    return samples
 
 
 def figures(samples: tuple[list[float], list[float]]) -> dict[str, Any]:
@@ -146,11 +156,11 @@ def run(db: Path, sessions: Path, n: int, rounds: int, seed: int) -> dict[str, A
             _reply(stdout, 0)
             _send(stdin, INITIALIZED)
             for scope in SCOPES:
-                results[scope] = {
-                    "mcp": figures(timed_rounds(over_mcp, queries, scope, rounds, lambda: process_cpu(proc.pid))),
-                    "tool": figures(timed_rounds(in_process, queries, scope, rounds)),
-                    "search": figures(timed_rounds(bare, queries, scope, rounds)),
-                }
+                paths: dict[str, TimedPath] = {"mcp": (over_mcp, lambda: process_cpu(proc.pid)),
+                                           "tool": (in_process, time.process_time),
+                                           "search": (bare, time.process_time)}
+                samples = timed_rounds(paths, queries, scope, rounds)
+                results[scope] = {name: figures(samples[name]) for name in paths}
         finally:
             stdin.close()
             try:

@@ -38,3 +38,21 @@ def test_mcp_search_bench_measures_the_mode_it_says(tmp_path: Path, sessions_roo
         assert asked.returncode == 2 and embedder.NOT_INSTALLED in asked.stderr, asked.stderr
     else:
         assert asked.returncode == 0 and "semantic layer on" in asked.stdout, asked.stderr
+
+
+def test_the_paths_take_turns_round_by_round() -> None:
+    """Each path is warmed once, then the timed rounds alternate between the paths, every
+    query of a round in turn, so a drift of the machine's speed falls on each path alike."""
+    from benchmarks.mcp_search import TimedPath, timed_rounds
+    from benchmarks.queries import Query
+
+    calls: list[tuple[str, str]] = []
+
+    def path(name: str) -> TimedPath:
+        return (lambda q, scope: calls.append((name, q.text)), lambda: 0.0)
+
+    queries = [Query("one", "rare", 1), Query("two", "rare", 1)]
+    samples = timed_rounds({"mcp": path("mcp"), "tool": path("tool")}, queries, "project", rounds=2)
+    warm = [("mcp", "one"), ("mcp", "two"), ("tool", "one"), ("tool", "two")]
+    assert calls == warm + warm + warm
+    assert {name: len(wall) for name, (wall, _) in samples.items()} == {"mcp": 4, "tool": 4}
