@@ -392,9 +392,9 @@ def _cut_line_by_line(text: str, lo: int, hi: int, reach: int) -> int:
 @settings(max_examples=400, deadline=None)
 @given(text=st.text(alphabet=" \tab\n-", max_size=120), lo=st.integers(0, 130), width=st.integers(0, 130),
        reach=st.integers(1, 40))
-@example(text="x\na\nb", lo=0, width=4, reach=40)  # the newline just before hi, seen by its next character
+@example(text="a\nb\n\n c", lo=0, width=7, reach=40)  # a newline followed by the last one: a line start
 @example(text="\nab\n cd", lo=0, width=6, reach=6)  # a newline at the floor itself does not count
-@example(text="x\na\n\tb", lo=0, width=5, reach=40)  # a tab indents as a space does
+@example(text="x\na\n\tb\n\tc", lo=0, width=9, reach=40)  # a tab indents as a space does, last line or not
 def test_a_piece_is_cut_where_the_line_by_line_reading_cuts_it(text: str, lo: int, width: int, reach: int) -> None:
     """The cut found by one regular expression is the reference's, in every case: no newline,
     only indented lines, a newline at the text's end, the search reaching back no further than

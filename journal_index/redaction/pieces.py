@@ -51,8 +51,10 @@ def _cut_before(text: str, lo: int, hi: int) -> int:
     first = text.rfind("\n", lo, hi)
     if first == -1:
         return lo
+    if text[first + 1:first + 2] not in ("", " ", "\t"):
+        return first + 1  # most often the last line start is not indented
+    # a newline at nl in (floor, first), the character after it (text[nl + 1], at most text[first]) seen
     floor = max(lo, hi - _PEM_REACH)
-    # a newline at nl in (floor, hi), the character after it (text[nl + 1], at most text[hi]) seen
-    found = _LAST_UNINDENTED.match(text, floor + 1, hi + 1)
+    found = _LAST_UNINDENTED.match(text, floor + 1, first + 1)
     return found.end() if found is not None else first + 1
 
