@@ -660,8 +660,16 @@ def test_held_is_the_candidates_matching_in_either_table(indexed_store: Store) -
         assert read_sql.held(indexed_store, phrases, set()) == set()
 
 
-def _open_descriptors() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def _open_descriptors(folder: Path) -> int:
+    """How many descriptors of this process are open on files under ``folder`` (others, opened
+    by anything else in the process meanwhile, are not counted)."""
+    inside, count = os.path.realpath(folder) + os.sep, 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith(inside)
+        except OSError:  # closed meanwhile (the listing's own descriptor among them)
+            continue
+    return count
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
@@ -673,8 +681,9 @@ def test_a_reader_keeps_a_few_journals_open_and_closes_them(store: Store, tmp_pa
     from journal_index.query import find
 
     journals = find.OPEN_JOURNALS + 4
+    journals_folder = tmp_path / "s"
     for n in range(journals):
-        path = tmp_path / "s" / "--w--" / f"j{n:02d}.jsonl"
+        path = journals_folder / "--w--" / f"j{n:02d}.jsonl"
         _session(path, [(f"a{n:07d}", "user", f"walrus {n} asked"), (f"b{n:07d}", "assistant", f"walrus {n} said")])
         index_file(store, path)
     scope = Filters(resolve_scope(store, "global"))
@@ -689,20 +698,20 @@ def test_a_reader_keeps_a_few_journals_open_and_closes_them(store: Store, tmp_pa
 
     monkeypatch.setattr(find, "open_journal", counted)
 
-    before = _open_descriptors()
+    assert _open_descriptors(journals_folder) == 0
     reader = Reader(store)
     first = [h for h in hits if h.path == hits[0].path]
     assert [reader.verified_text(h) is not None for h in first] == [True, True]
     assert opened == [hits[0].path]  # two entries of one journal: opened once
     for hit in hits:
         assert reader.verified_text(hit) is not None
-        assert _open_descriptors() - before <= find.OPEN_JOURNALS
-    assert _open_descriptors() - before == find.OPEN_JOURNALS
+        assert _open_descriptors(journals_folder) <= find.OPEN_JOURNALS
+    assert _open_descriptors(journals_folder) == find.OPEN_JOURNALS
     reader.close()
-    assert _open_descriptors() == before
+    assert _open_descriptors(journals_folder) == 0
     assert reader.verified_text(hits[-1]) is not None  # read before: from what it parsed
     reader.forget()
-    assert reader.verified_text(hits[-1]) is not None and _open_descriptors() == before + 1
+    assert reader.verified_text(hits[-1]) is not None and _open_descriptors(journals_folder) == 1
     reader.close()
 
-    assert search(store, "walrus", scope, limit=100).hits and _open_descriptors() == before
+    assert search(store, "walrus", scope, limit=100).hits and _open_descriptors(journals_folder) == 0
