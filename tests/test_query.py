@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+import psutil
 import pytest
 from click.testing import CliRunner
 
@@ -661,18 +662,12 @@ def test_held_is_the_candidates_matching_in_either_table(indexed_store: Store) -
 
 
 def _open_descriptors(folder: Path) -> int:
-    """How many descriptors of this process are open on files under ``folder`` (others, opened
-    by anything else in the process meanwhile, are not counted)."""
-    inside, count = os.path.realpath(folder) + os.sep, 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}").startswith(inside)
-        except OSError:  # closed meanwhile (the listing's own descriptor among them)
-            continue
-    return count
+    """How many files under ``folder`` this process holds open (others, opened by anything else
+    in the process meanwhile, are not counted)."""
+    inside = os.path.realpath(folder) + os.sep
+    return sum(1 for f in psutil.Process().open_files() if f.path.startswith(inside))
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
 def test_a_reader_keeps_a_few_journals_open_and_closes_them(store: Store, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A search reads a few journals many times: a Reader opens each once and keeps up to
