@@ -169,6 +169,32 @@ def test_a_note_between_steps_is_lowered_by_progress(tmp_path: Path, store: Stor
     assert set(said) == {weight, None}
 
 
+def test_a_step_deep_in_its_turn_is_lowered_by_rest(tmp_path: Path, store: Store) -> None:
+    """``rest``: each hit below the first is lowered by weight × log(1 + the entries after it in
+    its turn); a turn ends where the user speaks again or the journal ends, and the first hit,
+    user entries and a turn's last entry get nothing."""
+    _rollout(tmp_path, store, "rest",
+             event({"type": "user_message", "message": "look into the sprocket queue"}),
+             _said("Reading the sprocket queue worker to see how it retries."),
+             _said("Looking at the sprocket queue settings next."),
+             _said("Checking the sprocket queue logs as well."),
+             _said("The sprocket queue retried forever because max_attempts was unset; it is 5 now."),
+             event({"type": "user_message", "message": "what about the sprocket queue docs"}),
+             _said("The sprocket queue docs now say max_attempts is 5."),
+             _said("Nothing else needed."))
+    weight = ranking.WEIGHTS["features"]["rest"]
+    assert weight < 0
+    hits = search(store, "sprocket queue", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
+    assert len(hits) == 7
+    # entries after each one in its turn, in journal order: the second turn starts at the user's entry
+    left = {h.offset: n for n, h in zip([0, 3, 2, 1, 0, 0, 1], sorted(hits, key=lambda h: h.offset), strict=True)}
+    first = hits[0]
+    for hit in hits:
+        expected = 0.0 if hit is first or hit.kind == "user" else weight * math.log1p(left[hit.offset])
+        assert hit.explain.get("rest", 0.0) == pytest.approx(expected), (hit.kind, hit.offset)
+    assert sum("rest" in h.explain for h in hits) >= 3  # the deep steps are lowered, whichever is first
+
+
 def test_a_later_hit_of_the_same_turn_is_lifted_by_later(tmp_path: Path, store: Store) -> None:
     """``later``: of a turn's hits, each after the first is lifted by weight × log(1 + the hits of
     its turn before it); a user entry starts a new turn, and a question asked for now is left to

@@ -147,6 +147,15 @@ def user_between(store: Store, file_id: int, after: int, before: int) -> bool:
                             "AND kind = 'user')", (file_id, after, before)))
 
 
+def entries_left_in_turn(store: Store, file_id: int, offset: int) -> int:
+    """How many entries follow byte ``offset`` in the journal before the user speaks again (or
+    the journal ends): how far the entry there is from its turn's end."""
+    return int(store.value(
+        "SELECT count(*) FROM entries WHERE file_id = ?1 AND offset > ?2 AND offset < coalesce("
+        "(SELECT min(offset) FROM entries WHERE file_id = ?1 AND offset > ?2 AND kind = 'user'), 9e18)",
+        (file_id, offset), default=0) or 0)
+
+
 def reply_to(store: Store, question: Hit) -> Hit | None:
     """The reply that ends the turn ``question`` opened (the last assistant entry before the user
     speaks again, not a call: it says what was found), as the indexer linked it (entries.reply,

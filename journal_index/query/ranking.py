@@ -17,7 +17,9 @@ eval's train split):
    close together), ``pairs`` (its word pairs as typed), ``thought`` (an entry that is only the
    model's readable thinking, no reply, call or output), ``progress`` (a message its agent marked
    as a note between steps: Codex's commentary), ``later`` (of a turn's hits, each after the
-   first, by how many came before it), ``question_turn`` (a question found in
+   first, by how many came before it), ``rest`` (below the first hit, a step by how many
+   entries follow it in its turn: a turn says what came of its steps at its end),
+   ``question_turn`` (a question found in
    the journal, whose turn's reply then gets ``reply_link``: at least the question's score plus
    that weight), ``copy`` (a reply pasting an earlier answer of ours, or repeating an older
    candidate), and ``newest`` (asked for now: those close to the best, newest first; summaries
@@ -286,6 +288,23 @@ def _later(store: Store, head: list[Hit], question: Question) -> None:
                 _set(hit, "later", weight * math.log1p(earlier))
 
 
+def _rest(store: Store, head: list[Hit]) -> None:
+    """``rest``: a step deep inside a long turn (a search, a read, a note between steps) answers
+    less often than one near the turn's end, where what came of it is said. Each hit of the head
+    but the first, user entries and summaries, by the log of 1 + the entries after it in its
+    turn. The first keeps its place: lowering it too took more first places away than it gave
+    (tests/eval/README.md, stop 48)."""
+    weight = _w("rest")
+    if not weight or not head:
+        return
+    first = _sorted(head)[0]
+    for hit in head:
+        if hit is not first and hit.kind != "user" and hit.kind not in SUMMARY_KINDS:
+            left = read_sql.entries_left_in_turn(store, hit.file_id, hit.offset)
+            if left:
+                _set(hit, "rest", weight * math.log1p(left))
+
+
 def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokenize, text_of: TextOf,
            said_of: TextOf, only_thinks: Callable[[Hit], bool], progress_note: Callable[[Hit], bool],
            limit: int = RERANK) -> list[Hit]:
@@ -337,6 +356,7 @@ def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokeni
                     mine.score = handed
             _set(hit, "question_turn", _w("question_turn"))
     _later(store, head, question)
+    _rest(store, head)
     tail = [h for h in tail if h not in added]
     ordered = _one_per_entry(_sorted(head + added + tail), speaking)
     _newest_first(ordered, question.now)

@@ -48,7 +48,7 @@ NEUTRAL = {"synonym": 0.0, "reply_link": -100.0, "name": 1.0, "newest_share": 1.
 # Feature weights tried: additive steps (their sign may change); multipliers: factors.
 STEPS = {"coverage": 0.5, "age": 0.5, "proximity": 0.2, "pairs": 0.15, "question_turn": 0.2, "reply_link": 0.2,
          "copy": 2.0, "newest_share": 0.1, "synonym": 0.15, "name": 0.25, "length": 0.05,
-         "thought": 0.5, "later": 0.1, "progress": 0.25}
+         "thought": 0.5, "later": 0.1, "progress": 0.25, "rest": 0.05}
 FIELD_FACTORS = (0.5, 0.7, 1.4, 2.0)
 # A share of the best score is a fraction: 0 or below has no logarithm, above 1 is the same as 1.
 SHARES = {"newest_share"}
