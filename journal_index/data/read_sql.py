@@ -153,7 +153,7 @@ def entries_left_in_turn(store: Store, file_id: int, offset: int) -> int:
     return int(store.value(
         "SELECT count(*) FROM entries WHERE file_id = ?1 AND offset > ?2 AND offset < coalesce("
         "(SELECT min(offset) FROM entries WHERE file_id = ?1 AND offset > ?2 AND kind = 'user'), 9e18)",
-        (file_id, offset), default=0) or 0)
+        (file_id, offset)))
 
 
 def reply_to(store: Store, question: Hit) -> Hit | None:
