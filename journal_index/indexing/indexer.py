@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -234,6 +234,9 @@ class _Walk:
     signatures: list[Signature]  # ...as it was then
     found: list[int]  # those found (one name per real file), as indexes into ``paths``, in order
     stats: list[os.stat_result]  # each file's stat, as ``signatures`` sums it up
+    # What the walk returns, made once and given again while nothing changed (each call of the
+    # agent tool asks; the list of a few hundred journals was a tenth of a call's overhead).
+    result: list[tuple[str, os.stat_result]] | None = None
 
 
 class Listings:
@@ -286,7 +289,7 @@ class Listings:
             self.watch.watch((folder, stamp[0], stamp[1]) for folder, stamp in walk.folders)
 
     def again(self, key: tuple[tuple[str, ...], tuple[str, ...]],
-              ignore_writes: frozenset[str] = frozenset()) -> list[tuple[str, os.stat_result]] | None:
+              ignore_writes: frozenset[str] = frozenset()) -> Sequence[tuple[str, os.stat_result]] | None:
         """The last walk's result as the files are now, or None when a walk must be made: no
         walk is kept for these roots, a folder changed (so its names may have), or a path names
         another file (a name may now be the first of its file, or the second). While the watch
@@ -302,7 +305,9 @@ class Listings:
             same_ignored, self._ignored = ignore_writes == self._ignored, ignore_writes
             if quiet and same_ignored:
                 self.unchanged = True
-                return [(walk.paths[i], walk.stats[i]) for i in walk.found]
+                if walk.result is None:
+                    walk.result = [(walk.paths[i], walk.stats[i]) for i in walk.found]
+                return walk.result
         for folder, stamp in walk.folders:
             try:
                 if self._stamp(os.stat(folder)) != stamp:
@@ -321,7 +326,8 @@ class Listings:
             walk.found.sort(key=lambda i: (-signatures[i][3], walk.paths[i]))  # as a walk orders them
             walk.signatures = signatures
         walk.stats = stats
-        return [(walk.paths[i], stats[i]) for i in walk.found]
+        walk.result = [(walk.paths[i], stats[i]) for i in walk.found]
+        return walk.result
 
 
 def _listing(folder: str) -> Listed:
@@ -339,7 +345,7 @@ def _listing(folder: str) -> Listed:
 
 
 def discover_stats(roots: Iterable[Root | str | os.PathLike[str]], listings: Listings | None = None,
-                   ignore_writes: frozenset[str] = frozenset()) -> list[tuple[str, os.stat_result]]:
+                   ignore_writes: frozenset[str] = frozenset()) -> Sequence[tuple[str, os.stat_result]]:
     """:func:`discover`, with each file's ``stat`` as it was seen (so that a caller comparing
     sizes with the index need not stat every journal a second time).
 
