@@ -27,6 +27,7 @@ TRAIN_THIRD = REPO / "fixtures" / "train-third"  # a third set of public trainin
 TRAIN_FOURTH = REPO / "fixtures" / "train-fourth"  # older Codex rollouts, for training (its README.md)
 TRAIN_FIFTH = REPO / "fixtures" / "train-fifth"  # a fifth training set, Claude Code (its README.md)
 TRAIN_SIXTH = REPO / "fixtures" / "train-sixth"  # a sixth training set, Codex only (its README.md)
+TRAIN_SEVENTH = REPO / "fixtures" / "train-seventh"  # a seventh training set, Codex in French/Chinese (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -51,6 +52,8 @@ NOW_TRAIN_FOURTH_CODEX = 1_767_744_000_000  # 2026-01-07
 NOW_TRAIN_FIFTH_CLAUDE = 1_770_076_800_000  # 2026-02-03
 # The train-sixth transcripts (Codex 0.34-0.114, Codex only) end 2026-03-13: three weeks later.
 NOW_TRAIN_SIXTH_CODEX = 1_775_174_400_000  # 2026-04-03
+# The train-seventh transcripts (Codex 0.79 and 0.125, French/Chinese) end 2026-04-28: three weeks later.
+NOW_TRAIN_SEVENTH_CODEX = 1_779_148_800_000  # 2026-05-19
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ def corpora() -> dict[str, Corpus]:
         _agent_corpus("train-fourth-codex", "codex", TRAIN_FOURTH / "codex", NOW_TRAIN_FOURTH_CODEX),
         _agent_corpus("train-fifth-claude", "claude", TRAIN_FIFTH / "claude", NOW_TRAIN_FIFTH_CLAUDE),
         _agent_corpus("train-sixth-codex", "codex", TRAIN_SIXTH / "codex", NOW_TRAIN_SIXTH_CODEX),
+        _agent_corpus("train-seventh-codex", "codex", TRAIN_SEVENTH / "codex", NOW_TRAIN_SEVENTH_CODEX),
     ]
     return {corpus.name: corpus for corpus in found}
 
