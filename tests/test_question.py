@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from journal_index.query.question import IMPLICIT_NOW, is_name, normalize, parse
-from journal_index.text.text_forms import MAX_QUERY_GROUPS, MAX_QUERY_WORDS, STOPWORDS, is_stopword, query_groups
+from journal_index.text.text_forms import (
+    MAX_QUERY_GROUPS,
+    MAX_QUERY_WORDS,
+    STOPWORDS,
+    content_groups,
+    is_stopword,
+    query_groups,
+)
 
 
 @pytest.mark.parametrize("raw, text", [
@@ -114,3 +121,29 @@ def test_a_long_question_keeps_its_last_words() -> None:
     glue = " ".join(sorted(STOPWORDS))  # only glue: still stops, at the cap of all words
     assert len(query_groups(glue)) == min(MAX_QUERY_WORDS, len(STOPWORDS))
     assert len(parse(glue).groups) == min(MAX_QUERY_WORDS, len(STOPWORDS))
+
+
+@pytest.mark.parametrize("raw, groups", [
+    # Chinese and Japanese are typed without spaces: each bigram is looked for alone
+    ("日志轮转", [["日志"], ["志轮"], ["轮转"]]),
+    ("为什么软链接", [["为什"], ["什么"], ["么软"], ["软链"], ["链接"]]),
+    ("テストが失敗", [["テス"], ["スト"], ["トが"], ["が失"], ["失敗"]]),
+    ("会议", [["会议"]]),  # two characters: one bigram, as before
+    ("把status命令", [["把status"], ["命令"]]),  # the other terms stay together
+    ("cpolar 的 status", [["cpolar"], ["的"], ["status"]]),
+    # Korean puts spaces between words: a Hangul word stays one phrase
+    ("마이그레이션 결과", [["마이", "이그", "그레", "레이", "이션"], ["결과"]]),
+    ("2.0에서", [["2", "0", "에서"]]),
+    ("session-manager.ts", [["session", "manager", "ts"]]),
+])
+def test_a_run_typed_without_spaces_is_read_as_its_bigrams(raw: str, groups: list[list[str]]) -> None:
+    assert query_groups(raw) == groups
+    assert parse(raw).groups == groups
+
+
+def test_glue_of_chinese_japanese_and_korean_is_dropped_from_what_a_question_asks() -> None:
+    kept = content_groups(parse("我们当时为什么把日志改成轮转的？").groups)
+    assert ["日志"] in kept and ["轮转"] in kept
+    assert not {"我们", "当时", "为什", "什么", "的"} & {g[0] for g in kept}
+    assert is_stopword("です") and is_stopword("は") and is_stopword("했지") and is_stopword("를")
+    assert not is_stopword("日志") and not is_stopword("결과")

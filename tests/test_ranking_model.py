@@ -215,3 +215,16 @@ def test_a_later_hit_of_the_same_turn_is_lifted_by_later(tmp_path: Path, store: 
     assert lifts == pytest.approx([0.0, weight * math.log(2), weight * math.log(3), 0.0])
     asked_now = search(store, "sprocket queue now", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
     assert asked_now and all("later" not in h.explain for h in asked_now)
+
+
+def test_a_question_typed_as_a_chinese_sentence_finds_the_entry_holding_its_words(tmp_path: Path,
+                                                                                   store: Store) -> None:
+    """A Chinese question is one run of characters: its bigrams are looked for one by one, so the
+    reply that says the same thing in another sentence is found (as one phrase, nothing was)."""
+    _rollout(tmp_path, store, "cjk",
+             event({"type": "user_message", "message": "日志一直把磁盘写满，帮我看看"}),
+             _said("我把日志改成了按大小轮转，最多保留五个文件，磁盘不会再被写满。"),
+             _said("另外更新了 README 的安装说明。"))
+    hits = search(store, "当时为什么把日志改成轮转的？", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
+    assert hits and "按大小轮转" in (hits[0].excerpt or "")
+    assert all("README" not in (h.excerpt or "") for h in hits)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from journal_index.text.text_forms import QueryCap, query_groups
+from journal_index.text.text_forms import QueryCap, query_groups, word_groups
 
 INTENTS = ("lookup", "explain", "output", "now")
 
@@ -169,10 +169,12 @@ def parse(raw: str) -> Question:
     typed: list[str] = []
     cap = QueryCap()
     for word in text.split():  # as query_groups makes them, each with the word typed
-        found = query_groups(word)
-        if found and cap.admits(found[0]):
-            groups.append(found[0])
-            typed.append(word)
+        for found in word_groups(word):
+            if cap.admits(found):
+                groups.append(found)
+                typed.append(word)
+        if cap.full:
+            break
     names = tuple(i for i, word in enumerate(typed) if len(groups[i]) > 1 and is_name(word))
     words = _WORDS.findall(text.lower())
     now = _now(words)

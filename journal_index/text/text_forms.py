@@ -19,7 +19,8 @@ from functools import cache
 # The capital comes first so the regex engine can skip ahead to capitals (rare) instead of
 # trying a two-character match at every lowercase letter: about twice as fast.
 _CAMEL = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])")
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_SPACELESS_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han and kana
+_CJK_CHARS = _SPACELESS_CHARS + "\uac00-\ud7af"  # and Hangul
 
 
 @cache
@@ -80,19 +81,55 @@ def query_groups(query: str) -> list[list[str]]:
     """Split a user query into groups of literal terms.
 
     Each whitespace-separated word of the query is one group; a word that the tokenizer
-    would split (``session-manager.ts``, ``maxRetryCount``, a CJK run) becomes a group of
-    several terms, matched as a phrase. Repeated words count once; distinct words are kept in
-    the order typed until MAX_QUERY_GROUPS of them are not stopwords (or MAX_QUERY_WORDS in all).
+    would split (``session-manager.ts``, ``maxRetryCount``) becomes a group of several terms,
+    matched as a phrase. Each CJK bigram is a group of its own (:func:`word_groups`). Repeated
+    groups count once; distinct ones are kept in the order typed until MAX_QUERY_GROUPS of
+    them are not stopwords (or MAX_QUERY_WORDS in all).
     """
     groups: list[list[str]] = []
     cap = QueryCap()
     for word in query.split():
-        terms = _TERM_RUN.findall(index_form(word))[:MAX_GROUP_TERMS]
-        if cap.admits(terms):
-            groups.append(terms)
-            if cap.full:
-                break
+        for terms in word_groups(word):
+            if cap.admits(terms):
+                groups.append(terms)
+        if cap.full:
+            break
     return groups
+
+
+def word_groups(word: str) -> list[list[str]]:
+    """The groups of one typed word. Chinese and Japanese are written without spaces, so a
+    "word" may be a whole sentence: as one phrase of bigrams it would be found only where the
+    whole sentence is. Its Han and kana bigrams are looked for one by one instead (each a group,
+    weighed and counted like a word); the word's other terms, Hangul included, stay together, a
+    phrase, in the order typed."""
+    form = index_form(word)
+    if form.isascii() or not _cjk()[0].search(form):
+        return [_TERM_RUN.findall(form)[:MAX_GROUP_TERMS]]
+    groups: list[list[str]] = []
+    rest: list[str] = []
+    for term in _TERM_RUN.findall(form):
+        if _is_spaceless_bigram(term):
+            if rest:
+                groups.append(rest[:MAX_GROUP_TERMS])
+                rest = []
+            groups.append([term])
+        else:
+            rest.append(term)
+    if rest:
+        groups.append(rest[:MAX_GROUP_TERMS])
+    return groups
+
+
+def _is_spaceless_bigram(term: str) -> bool:
+    return len(term) == 2 and _spaceless().fullmatch(term) is not None
+
+
+@cache
+def _spaceless() -> re.Pattern[str]:
+    """Two characters of the scripts written without spaces between words: Han and kana (Korean
+    puts spaces between its words, so a Hangul word stays one phrase)."""
+    return re.compile(f"[{_SPACELESS_CHARS}]{{2}}")
 
 
 class QueryCap:
@@ -181,10 +218,23 @@ def fold_accents(text: str) -> str:
     return text.translate(_accents())
 
 
+# Glue of Chinese, Japanese and Korean as a question cut into characters and bigrams shows it:
+# particles, pronouns, auxiliaries and question words (why, how, what, which, when, whether).
+CJK_STOPWORDS = frozenset("""
+的 了 吗 呢 吧 啊 是 在 把 被 和 与 或 也 都 就 还 很 对 从 到 给 让
+这 那 哪 谁 我 你 他 她 它 么 个 些 着 过 有 要 会 能
+什么 我们 你们 他们 怎么 为什 为何 如何 时候 这个 那个 这些 那些 哪个 哪些 一下 当时 是否 还是 就是 之前 以前 的是 了吗
+の は が を に で と も へ や か ね よ な た だ て し
+です ます まし した って ので から まで この その あの どの どう なぜ なに 何を ですか
+은 는 이 가 을 를 의 에 도 와 과 로 뭐 왜
+했지 었지 였지 뭐였 어떻 떻게 했었 었었 어땠 땠지 나요 까요 있었 었어 했어
+""".split())
+
+
 def is_stopword(word: str) -> bool:
     """Whether a typed word is glue (in English or in another common language), not a subject."""
     lowered = word.lower()
-    return lowered in STOPWORDS or fold_accents(lowered) in OTHER_STOPWORDS
+    return lowered in STOPWORDS or fold_accents(lowered) in OTHER_STOPWORDS or lowered in CJK_STOPWORDS
 
 
 def content_groups(groups: list[list[str]]) -> list[list[str]]:
