@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from journal_index.text.text_forms import QueryCap, query_groups, word_groups
+from journal_index.text.text_forms import query_groups, typed_groups
 
 INTENTS = ("lookup", "explain", "output", "now")
 
@@ -165,16 +165,9 @@ def _intent(words: list[str], has_names: bool, now: float) -> str:
 def parse(raw: str) -> Question:
     """The Question a search text asks."""
     text = normalize(raw)
-    groups: list[list[str]] = []
-    typed: list[str] = []
-    cap = QueryCap()
-    for word in text.split():  # as query_groups makes them, each with the word typed
-        for found in word_groups(word):
-            if cap.admits(found):
-                groups.append(found)
-                typed.append(word)
-        if cap.full:
-            break
+    kept = list(typed_groups(text))
+    groups = [group for _, group in kept]
+    typed = [word for word, _ in kept]
     names = tuple(i for i, word in enumerate(typed) if len(groups[i]) > 1 and is_name(word))
     words = _WORDS.findall(text.lower())
     now = _now(words)

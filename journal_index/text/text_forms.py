@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import cache
 
 # The capital comes first so the regex engine can skip ahead to capitals (rare) instead of
@@ -82,19 +83,22 @@ def query_groups(query: str) -> list[list[str]]:
 
     Each whitespace-separated word of the query is one group; a word that the tokenizer
     would split (``session-manager.ts``, ``maxRetryCount``) becomes a group of several terms,
-    matched as a phrase. Each CJK bigram is a group of its own (:func:`word_groups`). Repeated
-    groups count once; distinct ones are kept in the order typed until MAX_QUERY_GROUPS of
-    them are not stopwords (or MAX_QUERY_WORDS in all).
+    matched as a phrase. Each Han or kana bigram is a group of its own (:func:`word_groups`).
+    Repeated groups count once; distinct ones are kept in the order typed until
+    MAX_QUERY_GROUPS of them are not stopwords (or MAX_QUERY_WORDS in all).
     """
-    groups: list[list[str]] = []
+    return [group for _, group in typed_groups(query)]
+
+
+def typed_groups(query: str) -> Iterator[tuple[str, list[str]]]:
+    """:func:`query_groups`, each group with the word it was typed in."""
     cap = QueryCap()
     for word in query.split():
         for terms in word_groups(word):
             if cap.admits(terms):
-                groups.append(terms)
+                yield word, terms
         if cap.full:
-            break
-    return groups
+            return
 
 
 def word_groups(word: str) -> list[list[str]]:
@@ -104,11 +108,12 @@ def word_groups(word: str) -> list[list[str]]:
     weighed and counted like a word); the word's other terms, Hangul included, stay together, a
     phrase, in the order typed."""
     form = index_form(word)
-    if form.isascii() or not _cjk()[0].search(form):
-        return [_TERM_RUN.findall(form)[:MAX_GROUP_TERMS]]
+    terms = _TERM_RUN.findall(form)
+    if form.isascii() or not any(map(_is_spaceless_bigram, terms)):
+        return [terms[:MAX_GROUP_TERMS]]
     groups: list[list[str]] = []
     rest: list[str] = []
-    for term in _TERM_RUN.findall(form):
+    for term in terms:
         if _is_spaceless_bigram(term):
             if rest:
                 groups.append(rest[:MAX_GROUP_TERMS])
