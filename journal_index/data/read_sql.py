@@ -147,13 +147,17 @@ def user_between(store: Store, file_id: int, after: int, before: int) -> bool:
                             "AND kind = 'user')", (file_id, after, before)))
 
 
-def entries_left_in_turn(store: Store, file_id: int, offset: int) -> int:
-    """How many entries follow byte ``offset`` in the journal before the user speaks again (or
-    the journal ends): how far the entry there is from its turn's end."""
-    return int(store.value(
-        "SELECT count(*) FROM entries WHERE file_id = ?1 AND offset > ?2 AND offset < coalesce("
-        "(SELECT min(offset) FROM entries WHERE file_id = ?1 AND offset > ?2 AND kind = 'user'), 9e18)",
-        (file_id, offset)))
+def entries_left_in_turns(store: Store, places: list[tuple[int, int]]) -> list[int]:
+    """For each (journal, byte offset), how many entries follow it in the journal before the user
+    speaks again (or the journal ends): how far the entry there is from its turn's end. One
+    statement for all (a statement each cost three times as much)."""
+    if not places:
+        return []
+    at = "json_extract(p.value, '$[0]')", "json_extract(p.value, '$[1]')"
+    return [int(row[0]) for row in store.conn.execute(
+        f"SELECT (SELECT count(*) FROM entries WHERE file_id = {at[0]} AND offset > {at[1]} AND offset < coalesce("
+        f"(SELECT min(offset) FROM entries WHERE file_id = {at[0]} AND offset > {at[1]} AND kind = 'user'), 9e18)) "
+        "FROM json_each(?) p ORDER BY p.key", (json.dumps(places),))]
 
 
 def reply_to(store: Store, question: Hit) -> Hit | None:

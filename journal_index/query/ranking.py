@@ -298,11 +298,11 @@ def _rest(store: Store, head: list[Hit]) -> None:
     if not weight or not head:
         return
     first = _sorted(head)[0]
-    for hit in head:
-        if hit is not first and hit.kind != "user" and hit.kind not in SUMMARY_KINDS:
-            left = read_sql.entries_left_in_turn(store, hit.file_id, hit.offset)
-            if left:
-                _set(hit, "rest", weight * math.log1p(left))
+    steps = [h for h in head if h is not first and h.kind != "user" and h.kind not in SUMMARY_KINDS]
+    for hit, left in zip(steps, read_sql.entries_left_in_turns(store, [(h.file_id, h.offset) for h in steps]),
+                         strict=True):
+        if left:
+            _set(hit, "rest", weight * math.log1p(left))
 
 
 def rerank(store: Store, ranked: list[Hit], question: Question, tokenize: Tokenize, text_of: TextOf,
