@@ -153,11 +153,11 @@ def entries_left_in_turns(store: Store, places: list[tuple[int, int]]) -> list[i
     statement for all (a statement each cost three times as much)."""
     if not places:
         return []
-    at = "json_extract(p.value, '$[0]')", "json_extract(p.value, '$[1]')"
-    return [int(row[0]) for row in store.conn.execute(
-        f"SELECT (SELECT count(*) FROM entries WHERE file_id = {at[0]} AND offset > {at[1]} AND offset < coalesce("
-        f"(SELECT min(offset) FROM entries WHERE file_id = {at[0]} AND offset > {at[1]} AND kind = 'user'), 9e18)) "
-        "FROM json_each(?) p ORDER BY p.key", (json.dumps(places),))]
+    sql = ("SELECT (SELECT count(*) FROM entries e WHERE e.file_id = p.file_id AND e.offset > p.offset "
+           "AND e.offset < coalesce((SELECT min(u.offset) FROM entries u WHERE u.file_id = p.file_id "
+           "AND u.offset > p.offset AND u.kind = 'user'), 9e18)) "
+           "FROM (SELECT key, value ->> 0 AS file_id, value ->> 1 AS offset FROM json_each(?)) p ORDER BY p.key")
+    return [int(row[0]) for row in store.conn.execute(sql, (json.dumps(places),))]
 
 
 def reply_to(store: Store, question: Hit) -> Hit | None:
