@@ -148,9 +148,9 @@ def _said(text: str, phase: str | None = None) -> bytes:
     return item(payload)
 
 
-def _rollout(tmp_path: Path, store: Store, name: str, *lines: bytes) -> None:
+def _rollout(tmp_path: Path, store: Store, name: str, *lines: bytes, thread: str = THREAD) -> None:
     path = tmp_path / f"rollout-2026-11-30T12-38-07-{name}.jsonl"
-    path.write_bytes(b"\n".join([line("session_meta", {"id": THREAD, "cwd": "/tmp/proj", "timestamp": TS}),
+    path.write_bytes(b"\n".join([line("session_meta", {"id": thread, "cwd": "/tmp/proj", "timestamp": TS}),
                                   *lines]) + b"\n")
     index_file(store, path)
 
@@ -197,8 +197,8 @@ def test_a_step_deep_in_its_turn_is_lowered_by_rest(tmp_path: Path, store: Store
 
 def test_a_later_hit_of_the_same_turn_is_lifted_by_later(tmp_path: Path, store: Store) -> None:
     """``later``: of a turn's hits, each after the first is lifted by weight × log(1 + the hits of
-    its turn before it); a user entry starts a new turn, and a question asked for now is left to
-    ``newest``."""
+    its turn before it); a user entry starts a new turn, so does another journal, and a question
+    asked for now is left to ``newest``."""
     _rollout(tmp_path, store, "later",
              event({"type": "user_message", "message": "look into the sprocket queue"}),
              _said("Reading the sprocket queue worker to see how it retries."),
@@ -206,13 +206,20 @@ def test_a_later_hit_of_the_same_turn_is_lifted_by_later(tmp_path: Path, store: 
              _said("The sprocket queue retried forever because max_attempts was unset; it is 5 now."),
              event({"type": "user_message", "message": "thanks"}),
              _said("The sprocket queue change is in the release notes."))
+    _rollout(tmp_path, store, "later-other",
+             event({"type": "user_message", "message": "is the sprocket queue fast enough"}),
+             _said("Timing the sprocket queue under load."),
+             _said("The sprocket queue drains 900 jobs a second."),
+             thread="019ac100-0000-7000-8000-00000000abcd")
     weight = ranking.WEIGHTS["features"]["later"]
     assert weight > 0
     hits = search(store, "sprocket queue", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
-    by_offset = sorted((h for h in hits if h.kind == "assistant"), key=lambda h: h.offset)
-    assert len(by_offset) == 4
-    lifts = [h.explain.get("later", 0.0) for h in by_offset]
-    assert lifts == pytest.approx([0.0, weight * math.log(2), weight * math.log(3), 0.0])
+    lifts = {}
+    for journal in ("later.jsonl", "later-other.jsonl"):
+        said = sorted((h for h in hits if h.kind == "assistant" and h.path.endswith(journal)), key=lambda h: h.offset)
+        lifts[journal] = [h.explain.get("later", 0.0) for h in said]
+    assert lifts["later.jsonl"] == pytest.approx([0.0, weight * math.log(2), weight * math.log(3), 0.0])
+    assert lifts["later-other.jsonl"] == pytest.approx([0.0, weight * math.log(2)])  # counted afresh
     asked_now = search(store, "sprocket queue now", Filters(resolve_scope(store, "global", "/")), now=NOW_MS).hits
     assert asked_now and all("later" not in h.explain for h in asked_now)
 
