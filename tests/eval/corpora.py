@@ -28,6 +28,7 @@ TRAIN_FOURTH = REPO / "fixtures" / "train-fourth"  # older Codex rollouts, for t
 TRAIN_FIFTH = REPO / "fixtures" / "train-fifth"  # a fifth training set, Claude Code (its README.md)
 TRAIN_SIXTH = REPO / "fixtures" / "train-sixth"  # a sixth training set, Codex only (its README.md)
 TRAIN_SEVENTH = REPO / "fixtures" / "train-seventh"  # a seventh training set, Codex in French/Chinese (its README.md)
+TRAIN_EIGHTH = REPO / "fixtures" / "train-eighth"  # an eighth training set, Codex in English (its README.md)
 # The shared, read-only corpora (real journals): see tests/shared_data.py for where they are.
 SHARED = shared_dir()
 
@@ -54,6 +55,8 @@ NOW_TRAIN_FIFTH_CLAUDE = 1_770_076_800_000  # 2026-02-03
 NOW_TRAIN_SIXTH_CODEX = 1_775_174_400_000  # 2026-04-03
 # The train-seventh transcripts (Codex 0.79 and 0.125, French/Chinese) end 2026-04-28: three weeks later.
 NOW_TRAIN_SEVENTH_CODEX = 1_779_148_800_000  # 2026-05-19
+# The train-eighth transcripts (Codex 0.106, 0.120 and 1.17, English) end 2026-08-01: three weeks later.
+NOW_TRAIN_EIGHTH_CODEX = 1_787_356_800_000  # 2026-08-22
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ def corpora() -> dict[str, Corpus]:
         _agent_corpus("train-fifth-claude", "claude", TRAIN_FIFTH / "claude", NOW_TRAIN_FIFTH_CLAUDE),
         _agent_corpus("train-sixth-codex", "codex", TRAIN_SIXTH / "codex", NOW_TRAIN_SIXTH_CODEX),
         _agent_corpus("train-seventh-codex", "codex", TRAIN_SEVENTH / "codex", NOW_TRAIN_SEVENTH_CODEX),
+        _agent_corpus("train-eighth-codex", "codex", TRAIN_EIGHTH / "codex", NOW_TRAIN_EIGHTH_CODEX),
     ]
     return {corpus.name: corpus for corpus in found}
 
